@@ -1,0 +1,160 @@
+// The backward pass: walk recorded nodes in reverse recording order (highest sequence number
+// first), give each node the sum of the gradients sent to its outputs, send its input gradients
+// along its edges.
+#include <tapegrad/autograd/engine.h>
+
+#include <queue>
+#include <unordered_map>
+
+#include <tapegrad/autograd/node.h>
+#include <tapegrad/core/factories.h>
+#include <tapegrad/core/grad_mode.h>
+#include <tapegrad/core/operators.h>
+#include <tapegrad/generated/functions.h>
+
+namespace tg::autograd {
+
+namespace {
+
+// Sums a broadcast gradient back down to `shape` (the engine's job, so formulas stay simple).
+Tensor sum_to_shape(const Tensor& g, const Shape& shape) {
+  if (g.shape() == shape) return g;
+  const int64_t lead = g.dim() - static_cast<int64_t>(shape.size());
+  TG_CHECK(lead >= 0, Error, "backward", "gradient of shape ", g.shape(), " does not match input shape ", shape);
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < g.dim(); ++i)
+    if (i < lead || (shape[static_cast<size_t>(i - lead)] == 1 && g.shape()[static_cast<size_t>(i)] != 1))
+      dims.push_back(i);
+  Tensor r = dims.empty() ? g : tg::sum(g, dims, /*keepdim=*/true);
+  return r.shape() == shape ? r : r.reshape(shape);
+}
+
+struct ByTapePosition {
+  bool operator()(const Node* a, const Node* b) const { return a->sequence_nr < b->sequence_nr; }
+};
+
+struct Target {  // an input of autograd::grad: its gradient is captured, not accumulated
+  Node* node;
+  uint32_t output_nr;
+};
+
+// Runs the backward pass from `roots` (edge + gradient). With targets, captures the gradient
+// reaching each target and runs no leaf accumulators.
+std::vector<Tensor> run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads,
+                                 bool retain_graph, bool create_graph, const std::vector<Target>& targets) {
+  AutoGradMode mode(create_graph);
+  std::unordered_map<Node*, std::vector<Tensor>> pending;
+  std::unordered_map<Node*, std::shared_ptr<Node>> alive;  // keep queued nodes alive
+  std::priority_queue<Node*, std::vector<Node*>, ByTapePosition> ready;
+  std::vector<Tensor> captured(targets.size());
+  const bool capturing = !targets.empty();
+  uint64_t lowest_target = UINT64_MAX;
+  for (const auto& t : targets) lowest_target = std::min(lowest_target, t.node->sequence_nr);
+
+  auto send = [&](const Edge& edge, Tensor g) {
+    Node* n = edge.fn.get();
+    auto [it, fresh] = pending.try_emplace(n);
+    if (fresh) {
+      it->second.resize(std::max<size_t>(n->num_outputs(), edge.input_nr + 1));
+      alive.emplace(n, edge.fn);
+      ready.push(n);
+    }
+    Tensor& slot = it->second[edge.input_nr];
+    slot = slot.defined() ? slot + g : std::move(g);
+  };
+  for (size_t i = 0; i < roots.size(); ++i)
+    if (roots[i].valid()) send(roots[i], root_grads[i]);
+
+  while (!ready.empty()) {
+    Node* node = ready.top();
+    ready.pop();
+    std::vector<Tensor> grads = std::move(pending[node]);
+    pending.erase(node);
+    std::shared_ptr<Node> keep = std::move(alive[node]);
+    alive.erase(node);
+
+    for (auto& [nr, hook] : node->pre_hooks) {
+      Tensor replaced = hook(grads[nr]);
+      if (replaced.defined()) grads[nr] = replaced;
+    }
+    for (auto& [nr, weak] : node->retained)
+      if (auto impl = weak.lock()) {
+        Tensor owner(impl);
+        const Tensor& g = grads[nr];
+        if (g.defined()) owner.set_grad(owner.grad().defined() ? owner.grad() + g : (create_graph ? g : g.detach()));
+      }
+    if (capturing) {
+      for (size_t i = 0; i < targets.size(); ++i)
+        if (targets[i].node == node && targets[i].output_nr < grads.size()) captured[i] = grads[targets[i].output_nr];
+      if (node->sequence_nr == 0 || node->sequence_nr <= lowest_target) continue;  // nothing below leads to a target
+    }
+    for (size_t i = 0; i < grads.size() && i < node->output_meta.size(); ++i)
+      if (!grads[i].defined()) {  // an output that received no gradient counts as zeros
+        const InputMeta& m = node->output_meta[i];
+        grads[i] = zeros(m.shape, m.dtype, m.device);
+      }
+
+    std::vector<Tensor> input_grads = node->apply(std::move(grads));
+    if (!retain_graph) node->release_saved();
+    for (size_t i = 0; i < node->next_edges.size() && i < input_grads.size(); ++i) {
+      const Edge& edge = node->next_edges[i];
+      Tensor& g = input_grads[i];
+      if (!edge.valid() || !g.defined()) continue;
+      const InputMeta& meta = node->input_meta[i];
+      g = sum_to_shape(g, meta.shape);
+      if (g.dtype() != meta.dtype) g = g.to(meta.dtype);
+      send(edge, std::move(g));
+    }
+  }
+  return captured;
+}
+
+std::vector<Tensor> initial_grads(const char* op, const std::vector<Tensor>& outputs, const std::vector<Tensor>& grads) {
+  TG_CHECK(grads.empty() || grads.size() == outputs.size(), ValueError, op, "got ", outputs.size(), " outputs but ",
+           grads.size(), " gradients");
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& o = outputs[i];
+    TG_CHECK(o.defined() && o.requires_grad(), ValueError, op, "output ", i,
+             " does not require grad and has no history (did you call requires_grad_() on an input?)");
+    if (!grads.empty() && grads[i].defined()) {
+      TG_CHECK(grads[i].shape() == o.shape(), ValueError, op, "gradient ", i, " has shape ", grads[i].shape(),
+               " but output ", i, " has shape ", o.shape());
+      out.push_back(grads[i]);
+    } else {
+      TG_CHECK(o.numel() == 1, ValueError, op, "a gradient can be implicitly created only for outputs with one element; output ",
+               i, " has shape ", o.shape(), " (pass a gradient)");
+      out.push_back(ones_like(o));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs, bool retain_graph,
+              bool create_graph) {
+  std::vector<Tensor> grads = initial_grads("backward", outputs, grad_outputs);
+  std::vector<Edge> roots;
+  for (const auto& o : outputs) roots.push_back(gradient_edge(o));
+  run_backward(roots, grads, retain_graph || create_graph, create_graph, {});
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph, bool create_graph) {
+  std::vector<Tensor> grads = initial_grads("grad", outputs, grad_outputs);
+  std::vector<Target> targets;
+  std::vector<std::shared_ptr<Node>> keep;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TG_CHECK(inputs[i].defined() && inputs[i].requires_grad(), ValueError, "grad", "input ", i,
+             " does not require grad");
+    Edge e = gradient_edge(inputs[i]);
+    targets.push_back({e.fn.get(), e.input_nr});
+    keep.push_back(e.fn);
+  }
+  std::vector<Edge> roots;
+  for (const auto& o : outputs) roots.push_back(gradient_edge(o));
+  return run_backward(roots, grads, retain_graph.value_or(create_graph), create_graph, targets);
+}
+
+}  // namespace tg::autograd

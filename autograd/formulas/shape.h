@@ -1,0 +1,18 @@
+#pragma once
+// Backward helpers for the shape op family (namespace tg::formulas).
+#include <vector>
+
+#include <tapegrad/core/factories.h>
+#include <tapegrad/core/operators.h>
+#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/functions.h>
+
+namespace tg::formulas {
+
+// cat: each input gets its own slice of grad along dim (only the inputs' sizes are read).
+std::vector<Tensor> cat_backward(const Tensor& grad, const std::vector<Tensor>& tensors,
+                                 int64_t dim);
+// stack: input i gets grad.select(dim, i).
+std::vector<Tensor> stack_backward(const Tensor& grad, int64_t dim);
+
+}  // namespace tg::formulas

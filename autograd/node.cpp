@@ -1,0 +1,154 @@
+#include <tapegrad/autograd/node.h>
+
+#include <tapegrad/core/grad_mode.h>
+#include <tapegrad/core/operators.h>
+#include <tapegrad/generated/functions.h>
+
+namespace tg::autograd {
+
+namespace {
+thread_local uint64_t tape_position = 0;
+}
+
+uint64_t Tape::next_sequence_nr() { return ++tape_position; }
+
+Node::Node() : sequence_nr(Tape::next_sequence_nr()) {}
+
+// ---- saved tensors ----------------------------------------------------------------------------
+
+SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output) {
+  if (!t.defined()) return;
+  saved_version_ = t.version();
+  if (is_output) {
+    data_ = t.detach();  // no history: the node must not own itself through its output
+    output_nr_ = t.output_nr();
+    requires_grad_ = t.requires_grad();
+  } else {
+    data_ = t;
+  }
+}
+
+Tensor SavedTensor::unpack(const Node& owner) const {
+  TG_CHECK(!released_, Error, owner.name(),
+           "trying to backward through the graph a second time: its saved tensors were freed by the "
+           "first backward; pass retain_graph=true to the first backward");
+  if (!data_.defined()) return {};
+  TG_CHECK(data_.version() == saved_version_, Error, owner.name(),
+           "a tensor saved for backward was modified in place: it was saved at version ", saved_version_,
+           " and is now at version ", data_.version(), " (clone it before the in-place op)");
+  if (!is_output_ || !requires_grad_ || !GradMode::is_enabled()) return data_;
+  // Under create_graph, the output comes back with this node as its history.
+  Tensor out = data_.detach();
+  AutogradMeta& meta = out.impl()->autograd_meta();
+  meta.grad_fn = std::const_pointer_cast<Node>(owner.shared_from_this());
+  meta.output_nr = output_nr_;
+  out.impl()->keys = out.impl()->keys.add(DispatchKey::Autograd);
+  return out;
+}
+
+std::vector<SavedTensor> save_list(const std::vector<Tensor>& tensors) {
+  std::vector<SavedTensor> saved;
+  saved.reserve(tensors.size());
+  for (const auto& t : tensors) saved.emplace_back(t, false);
+  return saved;
+}
+
+std::vector<Tensor> unpack_list(const std::vector<SavedTensor>& saved, const Node& owner) {
+  std::vector<Tensor> out;
+  out.reserve(saved.size());
+  for (const auto& s : saved) out.push_back(s.unpack(owner));
+  return out;
+}
+
+// ---- leaves -------------------------------------------------------------------------------------
+
+AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf_impl) : leaf(std::move(leaf_impl)) {
+  sequence_nr = 0;  // accumulators run after every recorded op
+  output_meta.push_back({leaf->shape, leaf->dtype, leaf->storage->device});
+}
+
+std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
+  Tensor g = std::move(grads[0]);
+  AutogradMeta& meta = leaf->autograd_meta();
+  for (const auto& hook : meta.leaf_hooks) {
+    Tensor replaced = hook(g);
+    if (replaced.defined()) g = replaced;
+  }
+  if (!g.defined()) return {};
+  if (GradMode::is_enabled()) {  // create_graph: keep the gradient's own history
+    meta.grad = meta.grad.defined() ? meta.grad + g : g;
+    return {};
+  }
+  if (!meta.grad.defined()) {
+    bool unshared = g.impl_ptr().use_count() == 1 && g.impl()->storage.use_count() == 1 && g.is_contiguous();
+    meta.grad = unshared ? g.detach() : tg::clone(g);
+  } else if (meta.grad.requires_grad()) {
+    meta.grad = meta.grad + g;  // a previous create_graph gradient: do not write into its history
+  } else {
+    meta.grad.add_(g);
+  }
+  return {};
+}
+
+// ---- recording ----------------------------------------------------------------------------------
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.defined() || !t.requires_grad()) return {};
+  if (t.grad_fn()) return {t.grad_fn(), t.output_nr()};
+  AutogradMeta& meta = t.impl()->autograd_meta();
+  std::shared_ptr<Node> acc = meta.grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
+    meta.grad_accumulator = acc;
+  }
+  return {std::move(acc), 0};
+}
+
+void collect_inputs(Node& node, std::initializer_list<const Tensor*> inputs) {
+  node.next_edges.reserve(inputs.size());
+  node.input_meta.reserve(inputs.size());
+  for (const Tensor* t : inputs) {
+    node.next_edges.push_back(gradient_edge(*t));
+    if (t->defined()) {
+      node.input_meta.push_back({t->shape(), t->dtype(), t->device()});
+    } else {
+      node.input_meta.emplace_back();
+    }
+  }
+}
+
+void collect_inputs(Node& node, const std::vector<Tensor>& inputs) {
+  node.next_edges.reserve(inputs.size());
+  node.input_meta.reserve(inputs.size());
+  for (const Tensor& t : inputs) {
+    node.next_edges.push_back(gradient_edge(t));
+    node.input_meta.push_back({t.shape(), t.dtype(), t.device()});
+  }
+}
+
+void set_history(const std::shared_ptr<Node>& node, std::initializer_list<const Tensor*> outputs) {
+  uint32_t nr = 0;
+  for (const Tensor* t : outputs) {
+    AutogradMeta& meta = t->impl()->autograd_meta();
+    meta.grad_fn = node;
+    meta.output_nr = nr++;
+    t->impl()->keys = t->impl()->keys.add(DispatchKey::Autograd);
+    node->output_meta.push_back({t->shape(), t->dtype(), t->device()});
+  }
+}
+
+bool any_requires_grad(std::initializer_list<const Tensor*> tensors) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor* t : tensors)
+    if (t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
+bool any_requires_grad(const std::vector<Tensor>& tensors) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor& t : tensors)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+}  // namespace tg::autograd

@@ -1,0 +1,89 @@
+// CPU kernels of the binary elementwise ops: add, sub, mul, div, pow, pow_scalar, and where.
+#include <cmath>
+#include <type_traits>
+
+#include <tapegrad/backends/cpu/loops.h>
+#include <tapegrad/generated/kernels.h>
+
+namespace tg::cpu {
+
+// alpha converted to the compute type T (floating types read it as double, others as int64).
+template <typename T> T alpha_as(double alpha_f, int64_t alpha_i) {
+  return std::is_floating_point_v<T> ? static_cast<T>(alpha_f) : static_cast<T>(alpha_i);
+}
+
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  if (alpha.is_integral() && alpha.to_int() == 1)  // the common case: no multiply
+    return binary_op("add", self, other, [](auto a, auto b) { return a + b; });
+  check_alpha("add", result_type(self, other), alpha);
+  return binary_op("add", self, other,
+                   [af = alpha.to_double(), ai = alpha.to_int()](auto a, auto b) {
+                     return a + alpha_as<decltype(a)>(af, ai) * b;
+                   });
+}
+
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  if (alpha.is_integral() && alpha.to_int() == 1)
+    return binary_op<Types::NoBool>("sub", self, other, [](auto a, auto b) { return a - b; });
+  check_alpha("sub", result_type(self, other), alpha);
+  return binary_op<Types::NoBool>("sub", self, other,
+                                  [af = alpha.to_double(), ai = alpha.to_int()](auto a, auto b) {
+                                    return a - alpha_as<decltype(a)>(af, ai) * b;
+                                  });
+}
+
+Tensor mul(const Tensor& self, const Tensor& other) {
+  return binary_op("mul", self, other, [](auto a, auto b) { return a * b; });
+}
+
+// True division: int / int gives float32.
+Tensor div(const Tensor& self, const Tensor& other) {
+  return binary_float_op("div", self, other, [](auto a, auto b) { return a / b; });
+}
+
+// base^exponent. Integers: repeated squaring (wrapping on overflow, computed unsigned so that
+// it is defined behaviour); a negative exponent gives 1 / base^|e| truncated to an integer (1 for
+// base 1, +-1 for base -1, else 0), as PyTorch's integer pow does.
+template <typename T> T power(T base, T exponent) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::pow(base, exponent);
+  } else {
+    if (exponent < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return exponent % 2 == 0 ? 1 : -1;
+      return 0;
+    }
+    using U = std::make_unsigned_t<T>;
+    U result = 1, b = static_cast<U>(base);
+    for (; exponent > 0; exponent /= 2, b *= b)
+      if (exponent % 2 == 1) result *= b;
+    return static_cast<T>(result);
+  }
+}
+
+Tensor pow(const Tensor& self, const Tensor& exponent) {
+  return binary_op<Types::NoBool>("pow", self, exponent, [](auto a, auto b) { return power(a, b); });
+}
+
+Tensor pow_scalar(const Tensor& self, const Scalar& exponent) {
+  TG_CHECK(!(is_integral(self.dtype()) && exponent.is_integral() && exponent.to_int() < 0),
+           ValueError, "pow_scalar", "integers to negative integer powers are not allowed, got ",
+           dtype_name(self.dtype()), " self and exponent ", exponent);
+  const Tensor e = scalar_to_tensor(exponent, self.device());
+  if (exponent.equals(2.0))  // x * x is exact and much faster than std::pow
+    return binary_op<Types::NoBool>("pow_scalar", self, e, [](auto a, auto) { return a * a; });
+  return binary_op<Types::NoBool>("pow_scalar", self, e, [](auto a, auto b) { return power(a, b); });
+}
+
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  const Shape shape = broadcast_shapes("where", broadcast_pair("where", condition, self), other.shape());
+  const DType dtype = result_type(self, other);
+  Tensor out = empty(shape, dtype, self.device());
+  visit_dtype("where", dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    map_into<T, bool, T, T>(out, [](bool c, T a, T b) { return c ? a : b; }, condition, self, other);
+  });
+  return out;
+}
+
+}  // namespace tg::cpu

@@ -1,0 +1,87 @@
+// CPU cat and stack: check every input's shape, allocate the result in the promoted dtype, and
+// copy each input into its slice of the result (copy_data converts dtypes and handles strides).
+#include <tapegrad/core/copy.h>
+#include <tapegrad/core/factories.h>
+#include <tapegrad/generated/kernels.h>
+
+namespace tg::cpu {
+namespace {
+
+// The dtype of the result: all inputs promoted together, as in PyTorch.
+DType promoted_dtype(const std::vector<Tensor>& tensors) {
+  DType dtype = tensors[0].dtype();
+  for (const Tensor& t : tensors) dtype = promote_types(dtype, t.dtype());
+  return dtype;
+}
+
+// The view of `out` with `shape`, starting `index` steps along `dim` (strides as out's, minus
+// `dim` itself when drop_dim is set: stack writes one slice per input).
+Tensor slice_of(const Tensor& out, const Shape& shape, int64_t dim, int64_t index, bool drop_dim) {
+  Shape strides = out.strides();
+  const int64_t offset = out.storage_offset() + index * strides[dim];
+  if (drop_dim) strides.erase(static_cast<size_t>(dim));
+  return make_view(out, shape, strides, offset);
+}
+
+// cat skips 1-D empty tensors whatever the other shapes are (PyTorch's legacy rule).
+bool skipped_by_cat(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
+
+}  // namespace
+
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  TG_CHECK(!tensors.empty(), ValueError, "cat", "tensors must be a non-empty list");
+  const Tensor* ref = nullptr;
+  size_t ref_index = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    TG_CHECK(tensors[i].dim() > 0, ValueError, "cat", "tensors[", i,
+             "] is zero-dimensional and cannot be concatenated");
+    if (!ref && !skipped_by_cat(tensors[i])) {
+      ref = &tensors[i];
+      ref_index = i;
+    }
+  }
+  const DType dtype = promoted_dtype(tensors);
+  if (!ref) {  // only [0] tensors
+    wrap_dim("cat", dim, 1);
+    return empty({0}, dtype, tensors[0].device());
+  }
+  const int64_t d = wrap_dim("cat", dim, ref->dim());
+  Shape out_shape = ref->shape();
+  out_shape[d] = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    if (skipped_by_cat(t)) continue;
+    bool match = t.dim() == ref->dim();
+    for (int64_t k = 0; match && k < t.dim(); ++k) match = k == d || t.size(k) == ref->size(k);
+    TG_CHECK(match, ValueError, "cat", "sizes of tensors must match except in dim ", d,
+             ": tensors[", ref_index, "] has shape ", ref->shape(), ", tensors[", i,
+             "] has shape ", t.shape());
+    out_shape[d] += t.size(d);
+  }
+  Tensor out = empty(out_shape, dtype, ref->device());
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    if (skipped_by_cat(t)) continue;
+    copy_data(slice_of(out, t.shape(), d, offset, /*drop_dim=*/false), t);
+    offset += t.size(d);
+  }
+  return out;
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  TG_CHECK(!tensors.empty(), ValueError, "stack", "tensors must be a non-empty list");
+  const Shape& shape = tensors[0].shape();
+  const int64_t d = wrap_dim("stack", dim, tensors[0].dim() + 1);
+  for (size_t i = 1; i < tensors.size(); ++i)
+    TG_CHECK(tensors[i].shape() == shape, ValueError, "stack",
+             "all tensors must have the same shape: tensors[0] has shape ", shape, ", tensors[", i,
+             "] has shape ", tensors[i].shape());
+  Shape out_shape = shape;
+  out_shape.insert(static_cast<size_t>(d), static_cast<int64_t>(tensors.size()));
+  Tensor out = empty(out_shape, promoted_dtype(tensors), tensors[0].device());
+  for (size_t i = 0; i < tensors.size(); ++i)
+    copy_data(slice_of(out, shape, d, static_cast<int64_t>(i), /*drop_dim=*/true), tensors[i]);
+  return out;
+}
+
+}  // namespace tg::cpu

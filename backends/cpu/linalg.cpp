@@ -1,0 +1,234 @@
+// CPU matmul with PyTorch's rules: 1-D operands become a row (self) or a column (other), batch
+// dims broadcast, and the result drops the dims added for 1-D operands. float32/float64 go to
+// OpenBLAS when it is built in (reading transposed operands in place); other dtypes, and builds
+// without BLAS, use a cache-blocked loop.
+#include <algorithm>
+#include <climits>
+#include <optional>
+#include <vector>
+
+#include <tapegrad/backends/cpu/linalg.h>
+#include <tapegrad/core/copy.h>
+#include <tapegrad/core/factories.h>
+#include <tapegrad/core/parallel.h>
+#include <tapegrad/generated/kernels.h>
+
+#ifdef TG_WITH_BLAS
+#include <cblas.h>
+#endif
+
+namespace tg::cpu {
+namespace {
+
+// ---- shapes ----------------------------------------------------------------------------------
+
+// A stack of matrices [..., rows, cols]: the operand tensor, and for each batch entry (batch
+// dims broadcast to the result's) the element offset of its matrix.
+struct Operand {
+  Tensor t;
+  int64_t rows = 0, cols = 0, row_stride = 0, col_stride = 0;
+  std::vector<int64_t> offsets;
+};
+
+// The matrix view of an operand (1-D self -> [1, k], 1-D other -> [k, 1]).
+Tensor as_matrix(const Tensor& t, bool is_self) {
+  if (t.dim() != 1) return t;
+  const int64_t k = t.size(0), s = t.strides()[0];
+  return is_self ? make_view(t, {1, k}, {k * s, s}, t.storage_offset())
+                 : make_view(t, {k, 1}, {s, 1}, t.storage_offset());
+}
+
+// Offsets of each batch matrix of t, its batch dims broadcast to `batch` (row-major order).
+std::vector<int64_t> batch_offsets(const Tensor& t, const Shape& batch) {
+  const int64_t nb = static_cast<int64_t>(batch.size()), tb = t.dim() - 2;
+  std::vector<int64_t> stride(nb, 0), index(nb, 0);
+  for (int64_t j = 0; j < tb; ++j) stride[nb - tb + j] = t.size(j) == 1 ? 0 : t.strides()[j];
+  std::vector<int64_t> offsets(batch.numel());
+  int64_t offset = 0;
+  for (int64_t& out : offsets) {
+    out = offset;
+    for (int64_t d = nb - 1; d >= 0; --d) {  // odometer step
+      if (++index[d] < batch[d]) {
+        offset += stride[d];
+        break;
+      }
+      offset -= stride[d] * (batch[d] - 1);
+      index[d] = 0;
+    }
+  }
+  return offsets;
+}
+
+Operand make_operand(const Tensor& t, const Shape& batch) {
+  Operand op{t, t.size(-2), t.size(-1), t.strides()[t.dim() - 2], t.strides()[t.dim() - 1], {}};
+  op.offsets = batch_offsets(t, batch);
+  return op;
+}
+
+// When every batch matrix of `b` is the same one and `a`'s matrices lie back to back with equal
+// row spacing, the whole batch of `a` is one tall matrix: one big gemm instead of many small.
+bool fold_batch(Operand& a, const Operand& b) {
+  const int64_t count = static_cast<int64_t>(a.offsets.size());
+  if (count < 2 || std::any_of(b.offsets.begin(), b.offsets.end(), [](int64_t o) { return o; }))
+    return false;
+  const int64_t row_stride = a.rows > 1 ? a.row_stride : a.offsets[1];
+  for (int64_t i = 0; i < count; ++i)
+    if (a.offsets[i] != i * a.rows * row_stride) return false;
+  a.rows *= count;
+  a.row_stride = row_stride;
+  a.offsets = {0};
+  return true;
+}
+
+// ---- the blocked loop ------------------------------------------------------------------------
+
+// C[i] = A[i] @ B[i] for each batch entry i; C is contiguous [batch, M, N], B's rows are
+// contiguous. Tasks are (batch, block of rows); inside, k and j are blocked so that a block of B
+// stays in cache while the rows of the task stream over it.
+template <typename T>
+void gemm_blocked(const Operand& a, const Operand& b, T* c) {
+  constexpr int64_t kRows = 32, kDepth = 128, kCols = 256;
+  const int64_t M = a.rows, K = a.cols, N = b.cols;
+  const int64_t row_blocks = (M + kRows - 1) / kRows;
+  const int64_t tasks = static_cast<int64_t>(a.offsets.size()) * row_blocks;
+  const T* A = a.t.data<T>();
+  const T* B = b.t.data<T>();
+  const int64_t work = std::max<int64_t>(kRows * N * K, 1);
+  parallel_for(0, tasks, std::max<int64_t>(1, kElementwiseGrain / work), [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t batch = t / row_blocks, i0 = (t % row_blocks) * kRows;
+      const int64_t i1 = std::min(M, i0 + kRows);
+      const T* a_mat = A + a.offsets[batch];
+      const T* b_mat = B + b.offsets[batch];
+      T* c_mat = c + batch * M * N;
+      std::fill(c_mat + i0 * N, c_mat + i1 * N, T(0));
+      for (int64_t k0 = 0; k0 < K; k0 += kDepth) {
+        const int64_t k1 = std::min(K, k0 + kDepth);
+        for (int64_t j0 = 0; j0 < N; j0 += kCols) {
+          const int64_t j1 = std::min(N, j0 + kCols);
+          for (int64_t i = i0; i < i1; ++i) {
+            T* c_row = c_mat + i * N;
+            for (int64_t k = k0; k < k1; ++k) {
+              const T a_ik = a_mat[i * a.row_stride + k * a.col_stride];
+              const T* b_row = b_mat + k * b.row_stride;
+              for (int64_t j = j0; j < j1; ++j) c_row[j] += a_ik * b_row[j];
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+// ---- BLAS --------------------------------------------------------------------------------------
+
+#ifdef TG_WITH_BLAS
+// How BLAS reads a matrix in place: row-major as stored, or transposed (its columns are
+// contiguous), with leading dimension ld. Empty when it cannot (then we copy).
+struct BlasLayout {
+  bool trans;
+  int64_t ld;
+};
+std::optional<BlasLayout> blas_layout(const Operand& m) {
+  const int64_t rows = m.rows, cols = m.cols, rs = m.row_stride, cs = m.col_stride;
+  if ((cols == 1 || cs == 1) && (rows == 1 || rs >= std::max<int64_t>(cols, 1)))
+    return BlasLayout{false, rows == 1 ? std::max<int64_t>(cols, 1) : rs};
+  if ((rows == 1 || rs == 1) && (cols == 1 || cs >= std::max<int64_t>(rows, 1)))
+    return BlasLayout{true, cols == 1 ? std::max<int64_t>(rows, 1) : cs};
+  return std::nullopt;
+}
+
+bool fits_int(std::initializer_list<int64_t> values) {
+  return std::all_of(values.begin(), values.end(), [](int64_t v) { return v <= INT_MAX; });
+}
+
+template <typename T> void gemm_blas(const Operand& a, const Operand& b, T* c) {
+  const BlasLayout la = *blas_layout(a), lb = *blas_layout(b);
+  const int M = static_cast<int>(a.rows), N = static_cast<int>(b.cols), K = static_cast<int>(a.cols);
+  const auto ta = la.trans ? CblasTrans : CblasNoTrans, tb = lb.trans ? CblasTrans : CblasNoTrans;
+  const int lda = static_cast<int>(la.ld), ldb = static_cast<int>(lb.ld);
+  for (size_t i = 0; i < a.offsets.size(); ++i) {
+    const T* A = a.t.data<T>() + a.offsets[i];
+    const T* B = b.t.data<T>() + b.offsets[i];
+    T* C = c + static_cast<int64_t>(i) * M * N;
+    if constexpr (std::is_same_v<T, float>)
+      cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, N);
+    else
+      cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, A, lda, B, ldb, 0.0, C, N);
+  }
+}
+#endif
+
+// ---- the op ------------------------------------------------------------------------------------
+
+Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
+  TG_CHECK(self.dim() >= 1 && other.dim() >= 1, ValueError, "matmul",
+           "both arguments need at least 1 dim, got shapes ", self.shape(), " and ", other.shape());
+  TG_CHECK(self.dtype() == other.dtype(), TypeError, "matmul",
+           "self and other must have the same dtype, got ", dtype_name(self.dtype()), " and ",
+           dtype_name(other.dtype()));
+  Tensor a = as_matrix(self, true), b = as_matrix(other, false);
+  TG_CHECK(a.size(-1) == b.size(-2), ValueError, "matmul", "shapes ", self.shape(), " and ",
+           other.shape(), " cannot be multiplied (", a.size(-1), " != ", b.size(-2), ")");
+  // Batch dims broadcast, right-aligned.
+  const int64_t na = a.dim() - 2, nb = b.dim() - 2, nbatch = std::max(na, nb);
+  Shape batch(static_cast<size_t>(nbatch), 1);
+  for (int64_t d = 0; d < nbatch; ++d) {
+    const int64_t sa = d - (nbatch - na) >= 0 ? a.size(d - (nbatch - na)) : 1;
+    const int64_t sb = d - (nbatch - nb) >= 0 ? b.size(d - (nbatch - nb)) : 1;
+    TG_CHECK(sa == sb || sa == 1 || sb == 1, ValueError, "matmul", "batch dims of shapes ",
+             self.shape(), " and ", other.shape(), " cannot be broadcast (", sa, " vs ", sb,
+             " at batch dim ", d, ")");
+    batch[d] = std::max(sa, sb);
+  }
+  const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
+  Shape out_shape = batch;
+  if (self.dim() > 1) out_shape.push_back(m);
+  if (other.dim() > 1) out_shape.push_back(n);
+  Tensor out = empty(out_shape, self.dtype(), self.device());
+  if (out.numel() == 0) return out;
+  if (k == 0) {
+    fill_data(out, 0);
+    return out;
+  }
+  const DType dtype = self.dtype();
+  bool use_blas = false;
+#ifdef TG_WITH_BLAS
+  use_blas = allow_blas && (dtype == kFloat32 || dtype == kFloat64) && fits_int({m, n, k});
+#else
+  (void)allow_blas;
+#endif
+  Operand A = make_operand(a, batch), B = make_operand(b, batch);
+#ifdef TG_WITH_BLAS
+  if (use_blas) {
+    if (!blas_layout(A)) A = make_operand(a.contiguous(), batch);
+    if (!blas_layout(B)) B = make_operand(b.contiguous(), batch);
+    Operand folded = A;
+    if (fold_batch(folded, B) && blas_layout(folded) && fits_int({folded.rows})) A = folded;
+    if (dtype == kFloat32) gemm_blas(A, B, out.data<float>());
+    else gemm_blas(A, B, out.data<double>());
+    return out;
+  }
+#endif
+  if (n > 1 && B.col_stride != 1) B = make_operand(b.contiguous(), batch);
+  if (n == 1) B.col_stride = 1;  // one column: its stride is never used
+  fold_batch(A, B);
+  switch (dtype) {
+    case kInt32: gemm_blocked(A, B, out.data<int32_t>()); break;
+    case kInt64: gemm_blocked(A, B, out.data<int64_t>()); break;
+    case kFloat32: gemm_blocked(A, B, out.data<float>()); break;
+    case kFloat64: gemm_blocked(A, B, out.data<double>()); break;
+    default: throw_unsupported_dtype("matmul", dtype);
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& self, const Tensor& other) { return matmul_impl(self, other, true); }
+
+Tensor matmul_fallback(const Tensor& self, const Tensor& other) {
+  return matmul_impl(self, other, false);
+}
+
+}  // namespace tg::cpu

@@ -1,0 +1,299 @@
+#pragma once
+// The CPU elementwise engine. Every elementwise kernel is one call of a helper below with a lambda
+// for one element, e.g.
+//   Tensor exp(const Tensor& self) { return unary_float_op("exp", self, [](auto x) { return std::exp(x); }); }
+//   Tensor mul(const Tensor& a, const Tensor& b) { return binary_op("mul", a, b, [](auto x, auto y) { return x * y; }); }
+// The helpers pick the output dtype (PyTorch type promotion) and shape (NumPy broadcasting),
+// allocate a fresh contiguous output and run the lambda with the compute type T:
+//   flat loop   every input contiguous with the output's shape, or a single value broadcast:
+//               a loop over raw pointers that the compiler vectorises, split across threads
+//               when large; 1-element calls allocate nothing but the output.
+//   strided     anything else (transposed inputs, broadcasting along inner dims): an N-d loop
+//               over strides.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <tapegrad/core/copy.h>
+#include <tapegrad/core/error.h>
+#include <tapegrad/core/factories.h>
+#include <tapegrad/core/parallel.h>
+#include <tapegrad/core/tensor.h>
+
+namespace tg::cpu {
+
+// ---- dtypes ----------------------------------------------------------------------------------
+
+// Which dtypes a helper compiles its lambda for: all, or all but bool (ops such as neg and abs
+// that reject bool; their spec's dtypes list rejects bool before the kernel runs).
+enum class Types { All, NoBool };
+
+template <Types kTypes, typename Fn> void visit(const char* op, DType t, Fn&& fn) {
+  if constexpr (kTypes == Types::All) {
+    visit_dtype(op, t, fn);
+  } else {
+    switch (t) {
+      case kInt32: return fn(TypeTag<int32_t>{});
+      case kInt64: return fn(TypeTag<int64_t>{});
+      case kFloat32: return fn(TypeTag<float>{});
+      case kFloat64: return fn(TypeTag<double>{});
+      default: throw_unsupported_dtype(op, t);
+    }
+  }
+}
+
+// The one element of a one-element tensor of any dtype, converted to T.
+template <typename T> T load_one(const Tensor& t) {
+  return visit_dtype("elementwise", t.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    return static_cast<T>(*t.data<S>());
+  });
+}
+
+// ---- operands ----------------------------------------------------------------------------------
+
+// One input of a loop, read as element type T.
+template <typename T> struct Operand {
+  const T* data = nullptr;  // elements of `tensor`
+  T value{};                // the element, when single
+  bool single = false;      // one element, broadcast to every output position
+  bool dense = false;       // contiguous with the output's shape
+  Tensor tensor;            // the input, converted to T's dtype when it had another
+
+  Operand(const Tensor& t, const Shape& out_shape) {
+    if (t.numel() == 1) {  // read directly: no conversion, no allocation
+      single = true;
+      value = load_one<T>(t);
+      return;
+    }
+    tensor = t.dtype() == dtype_of<T>() ? t : t.to(dtype_of<T>());
+    data = tensor.data<T>();
+    dense = tensor.shape() == out_shape && tensor.is_contiguous();
+  }
+  const T* pointer() const { return single ? &value : data; }
+  // Element strides walking the output's shape (0 along broadcast dims).
+  Shape strides_for(const Shape& out_shape) const {
+    return single ? Shape(out_shape.size(), 0) : broadcast_strides("elementwise", tensor, out_shape);
+  }
+};
+
+// A single value that reads like an array, so one flat loop serves pointers and scalars.
+template <typename T> struct Broadcast {
+  T value;
+  T operator[](int64_t) const { return value; }
+};
+
+// ---- the flat loop ---------------------------------------------------------------------------
+
+template <typename Out, typename Fn, typename... Src>
+void flat_chunk(Out* __restrict out, int64_t begin, int64_t end, const Fn& fn, Src... src) {
+  for (int64_t i = begin; i < end; ++i) out[i] = static_cast<Out>(fn(src[i]...));
+}
+
+template <typename Out, typename Fn, typename... Src>
+void flat_loop(Out* out, int64_t n, const Fn& fn, Src... src) {
+  if (n <= kElementwiseGrain) {  // small: no thread hand-off, no std::function
+    flat_chunk(out, 0, n, fn, src...);
+    return;
+  }
+  parallel_for(0, n, kElementwiseGrain,
+               [&](int64_t begin, int64_t end) { flat_chunk(out, begin, end, fn, src...); });
+}
+
+// Calls run(src...) with each operand as a raw pointer (dense) or a Broadcast (single): the
+// flat loop is compiled once per combination, so each version is a plain vectorisable loop.
+template <typename Run, typename... Src> void with_sources(const Run& run, std::tuple<Src...> done) {
+  std::apply(run, done);
+}
+template <typename Run, typename... Src, typename T, typename... Rest>
+void with_sources(const Run& run, std::tuple<Src...> done, const Operand<T>& next,
+                  const Operand<Rest>&... rest) {
+  if (next.single) {
+    with_sources(run, std::tuple_cat(done, std::tuple(Broadcast<T>{next.value})), rest...);
+  } else {
+    with_sources(run, std::tuple_cat(done, std::tuple(next.data)), rest...);
+  }
+}
+
+// ---- the strided loop ------------------------------------------------------------------------
+
+// Merges neighbouring dims that every operand walks as one (stride[d] == stride[d+1] * size[d+1])
+// and drops size-1 dims, so that e.g. [2, 3, 4] + [4] runs as [6, 4].
+template <size_t N> void coalesce_dims(Shape& shape, std::array<Shape, N>& strides) {
+  size_t kept = 0;  // dims [0, kept) hold the result
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = kept > 0;
+    for (size_t k = 0; k < N && merge; ++k)
+      merge = strides[k][kept - 1] == strides[k][d] * shape[d];
+    if (merge) {
+      shape[kept - 1] *= shape[d];
+      for (auto& s : strides) s[kept - 1] = s[d];
+    } else {
+      shape[kept] = shape[d];
+      for (auto& s : strides) s[kept] = s[d];
+      ++kept;
+    }
+  }
+  if (kept == 0) {  // every dim had size 1
+    shape[0] = 1;
+    for (auto& s : strides) s[0] = 0;
+    kept = 1;
+  }
+  shape.resize(kept);
+  for (auto& s : strides) s.resize(kept);
+}
+
+template <typename Out, typename... In, typename Fn>
+void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
+  constexpr size_t N = sizeof...(In);
+  Shape shape = out.shape();
+  std::array<Shape, N> strides = {ops.strides_for(shape)...};
+  coalesce_dims(shape, strides);
+  const size_t outer_dims = shape.size() - 1;
+  const int64_t inner = shape.back();
+  const int64_t rows = out.numel() / inner;
+  const std::tuple<const In*...> base{ops.pointer()...};
+  Out* o = out.data<Out>();
+
+  // Rows [row_begin, row_end) of the output; a row is one run along the innermost dim.
+  auto run_rows = [&](int64_t row_begin, int64_t row_end) {
+    Shape index(outer_dims, 0);  // multi-index of the current row over the outer dims
+    for (int64_t r = row_begin, d = static_cast<int64_t>(outer_dims) - 1; d >= 0; --d) {
+      index[d] = r % shape[d];
+      r /= shape[d];
+    }
+    for (int64_t row = row_begin; row < row_end; ++row) {
+      [&]<size_t... K>(std::index_sequence<K...>) {
+        std::array<int64_t, N> offset{};
+        for (size_t d = 0; d < outer_dims; ++d) ((offset[K] += index[d] * strides[K][d]), ...);
+        const std::tuple<const In*...> p{(std::get<K>(base) + offset[K])...};
+        const std::array<int64_t, N> step{strides[K][outer_dims]...};
+        Out* orow = o + row * inner;
+        for (int64_t j = 0; j < inner; ++j)
+          orow[j] = static_cast<Out>(fn(std::get<K>(p)[j * step[K]]...));
+      }(std::index_sequence_for<In...>{});
+      for (int64_t d = static_cast<int64_t>(outer_dims) - 1; d >= 0; --d) {  // next row
+        if (++index[d] < shape[d]) break;
+        index[d] = 0;
+      }
+    }
+  };
+  if (out.numel() <= kElementwiseGrain) {
+    run_rows(0, rows);
+  } else {
+    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / inner), run_rows);
+  }
+}
+
+// ---- the engine's entry point ------------------------------------------------------------------
+
+// Runs the flat loop when it can, else the strided loop.
+template <typename Out, typename... In, typename Fn>
+void run_operands(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
+  if ((... && (ops.single || ops.dense))) {
+    Out* o = out.data<Out>();
+    const int64_t n = out.numel();
+    with_sources([&](auto... src) { flat_loop(o, n, fn, src...); }, std::tuple<>(), ops...);
+  } else {
+    strided_loop<Out>(out, fn, ops...);
+  }
+}
+
+template <typename> struct AsTensor {
+  using type = Tensor;
+};
+
+// out[i] = fn(inputs[i]...) over out's shape, with input k read as element type In_k (converted
+// when its dtype differs) and broadcast to out's shape. out is freshly allocated (contiguous)
+// with element type Out. E.g. where: map_into<T, bool, T, T>(out, fn, condition, self, other).
+template <typename Out, typename... In, typename Fn>
+void map_into(const Tensor& out, const Fn& fn, const typename AsTensor<In>::type&... inputs) {
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  run_operands<Out>(out, fn, Operand<In>(inputs, out.shape())...);
+}
+
+// ---- helpers for the op families ------------------------------------------------------------
+
+// The broadcast shape of two inputs (no work when they already agree).
+inline Shape broadcast_pair(const char* op, const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() ? a.shape() : broadcast_shapes(op, a.shape(), b.shape());
+}
+
+// fn(x) in self's dtype (neg, abs, sign, relu).
+template <Types kTypes = Types::All, typename Fn>
+Tensor unary_op(const char* op, const Tensor& self, const Fn& fn) {
+  Tensor out = empty(self.shape(), self.dtype(), self.device());
+  visit<kTypes>(op, self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    map_into<T, T>(out, fn, self);
+  });
+  return out;
+}
+
+// fn(x) in floating point: bool and integer inputs give float32, as torch.exp(int) does.
+template <typename Fn> Tensor unary_float_op(const char* op, const Tensor& self, const Fn& fn) {
+  const DType dtype = is_floating(self.dtype()) ? self.dtype() : kFloat32;
+  Tensor out = empty(self.shape(), dtype, self.device());
+  visit_floating(op, dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    map_into<T, T>(out, fn, self);
+  });
+  return out;
+}
+
+// fn(x) -> bool in self's dtype (logical_not).
+template <typename Fn> Tensor unary_bool_op(const char* op, const Tensor& self, const Fn& fn) {
+  Tensor out = empty(self.shape(), kBool, self.device());
+  visit_dtype(op, self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    map_into<bool, T>(out, fn, self);
+  });
+  return out;
+}
+
+// fn(a, b) with broadcasting; inputs and output in the promoted dtype `compute`, or bool output
+// when OutBool. The building block of the binary helpers below.
+template <Types kTypes, bool OutBool, typename Fn>
+Tensor binary_op_in(const char* op, DType compute, const Tensor& a, const Tensor& b, const Fn& fn) {
+  Tensor out = empty(broadcast_pair(op, a, b), OutBool ? kBool : compute, a.device());
+  visit<kTypes>(op, compute, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using Out = std::conditional_t<OutBool, bool, T>;
+    map_into<Out, T, T>(out, fn, a, b);
+  });
+  return out;
+}
+
+// fn(a, b) in result_type(a, b) (add, mul, pow).
+template <Types kTypes = Types::All, typename Fn>
+Tensor binary_op(const char* op, const Tensor& a, const Tensor& b, const Fn& fn) {
+  return binary_op_in<kTypes, false>(op, result_type(a, b), a, b, fn);
+}
+
+// fn(a, b) in floating point: integer results promote to float32 (true division).
+template <typename Fn> Tensor binary_float_op(const char* op, const Tensor& a, const Tensor& b, const Fn& fn) {
+  DType compute = result_type(a, b);
+  if (!is_floating(compute)) compute = kFloat32;
+  return binary_op_in<Types::All, false>(op, compute, a, b, fn);
+}
+
+// fn(a, b) -> bool, comparing in result_type(a, b) (eq, lt, logical_and, ...).
+template <typename Fn>
+Tensor comparison_op(const char* op, const Tensor& a, const Tensor& b, const Fn& fn) {
+  return binary_op_in<Types::All, true>(op, result_type(a, b), a, b, fn);
+}
+
+// add/sub's alpha must fit the result dtype, as in PyTorch.
+inline void check_alpha(const char* op, DType result, const Scalar& alpha) {
+  TG_CHECK(!alpha.is_bool() || result == kBool, TypeError, op,
+           "a bool alpha needs a bool result, got result dtype ", dtype_name(result));
+  TG_CHECK(is_floating(result) || !alpha.is_floating(), TypeError, op,
+           "alpha must be an integer for a result of dtype ", dtype_name(result), ", got ", alpha);
+}
+
+}  // namespace tg::cpu

@@ -1,0 +1,85 @@
+// CPU kernels of the unary elementwise ops: neg, abs, sign, relu, clamp (same dtype as self) and
+// exp, log, sqrt, sigmoid, tanh (floating: integer inputs give float32).
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include <tapegrad/backends/cpu/loops.h>
+#include <tapegrad/generated/kernels.h>
+
+namespace tg::cpu {
+
+Tensor neg(const Tensor& self) {
+  return unary_op<Types::NoBool>("neg", self, [](auto x) { return -x; });
+}
+
+Tensor abs(const Tensor& self) {
+  return unary_op<Types::NoBool>("abs", self, [](auto x) { return std::abs(x); });
+}
+
+Tensor sign(const Tensor& self) {
+  return unary_op("sign", self, [](auto x) {
+    using T = decltype(x);
+    if constexpr (std::is_same_v<T, bool>) {
+      return x;  // sign(true) = true, sign(false) = false
+    } else {
+      return static_cast<T>((T(0) < x) - (x < T(0)));
+    }
+  });
+}
+
+Tensor relu(const Tensor& self) {
+  // x < 0 rather than x > 0 so that NaN passes through, as in PyTorch.
+  return unary_op<Types::NoBool>("relu", self, [](auto x) { return x < 0 ? decltype(x)(0) : x; });
+}
+
+// The bound used when clamp is given no min (or no max): -inf / +inf, or the integer limits.
+template <typename T> T no_lower_bound() {
+  if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
+  else return std::numeric_limits<T>::lowest();
+}
+template <typename T> T no_upper_bound() {
+  if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
+  else return std::numeric_limits<T>::max();
+}
+
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  TG_CHECK(min || max, ValueError, "clamp", "give at least one of min and max, got neither");
+  // A floating bound makes an integer tensor's result float32, as in PyTorch.
+  const DType dtype = promote_types(min ? result_type(self, *min) : self.dtype(),
+                                    max ? result_type(self, *max) : self.dtype());
+  Tensor out = empty(self.shape(), dtype, self.device());
+  visit<Types::NoBool>("clamp", dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T lo = min ? min->to<T>() : no_lower_bound<T>();
+    const T hi = max ? max->to<T>() : no_upper_bound<T>();
+    // min first, then max (so max wins when min > max); NaN passes through.
+    map_into<T, T>(out, [lo, hi](T x) { return x < lo ? lo : (x > hi ? hi : x); }, self);
+  });
+  return out;
+}
+
+Tensor exp(const Tensor& self) {
+  return unary_float_op("exp", self, [](auto x) { return std::exp(x); });
+}
+
+Tensor log(const Tensor& self) {
+  return unary_float_op("log", self, [](auto x) { return std::log(x); });
+}
+
+Tensor sqrt(const Tensor& self) {
+  return unary_float_op("sqrt", self, [](auto x) { return std::sqrt(x); });
+}
+
+Tensor sigmoid(const Tensor& self) {
+  return unary_float_op("sigmoid", self, [](auto x) {
+    using T = decltype(x);
+    return T(1) / (T(1) + std::exp(-x));
+  });
+}
+
+Tensor tanh(const Tensor& self) {
+  return unary_float_op("tanh", self, [](auto x) { return std::tanh(x); });
+}
+
+}  // namespace tg::cpu

@@ -1,0 +1,132 @@
+#include <tapegrad/core/copy.h>
+
+#include <cstring>
+
+#include <tapegrad/core/parallel.h>
+
+namespace tg {
+
+namespace {
+
+CopyKernel g_copy[2] = {nullptr, nullptr};
+FillKernel g_fill[2] = {nullptr, nullptr};
+
+// Visits every element of `shape` in row-major order, tracking offsets for two stride sets.
+template <typename Fn>
+void for_each_offset(const Shape& shape, const Shape& a, const Shape& b, int64_t begin, int64_t end, Fn&& fn) {
+  const size_t nd = shape.size();
+  Shape idx(nd);
+  int64_t rem = begin, oa = 0, ob = 0;
+  for (size_t i = nd; i-- > 0;) {
+    idx[i] = rem % shape[i];
+    rem /= shape[i];
+    oa += idx[i] * a[i];
+    ob += idx[i] * b[i];
+  }
+  for (int64_t n = begin; n < end; ++n) {
+    fn(oa, ob);
+    for (size_t i = nd; i-- > 0;) {  // increment the multi-index
+      oa += a[i];
+      ob += b[i];
+      if (++idx[i] < shape[i]) break;
+      oa -= a[i] * shape[i];
+      ob -= b[i] * shape[i];
+      idx[i] = 0;
+    }
+  }
+}
+
+template <typename To, typename From> inline To convert(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+void cpu_copy(const Tensor& dst, const Tensor& src) {
+  Shape src_strides = broadcast_strides("copy", src, dst.shape());
+  const int64_t n = dst.numel();
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() && src.shape() == dst.shape()) {
+    std::memcpy(dst.data_ptr(), src.data_ptr(), static_cast<size_t>(n) * itemsize(dst.dtype()));
+    return;
+  }
+  visit_dtype("copy", dst.dtype(), [&](auto dtag) {
+    using D = typename decltype(dtag)::type;
+    visit_dtype("copy", src.dtype(), [&](auto stag) {
+      using S = typename decltype(stag)::type;
+      D* d = dst.data<D>();
+      const S* s = src.data<S>();
+      parallel_for(0, n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+        for_each_offset(dst.shape(), dst.strides(), src_strides, b, e,
+                        [&](int64_t od, int64_t os) { d[od] = convert<D>(s[os]); });
+      });
+    });
+  });
+}
+
+void cpu_fill(const Tensor& dst, const Scalar& value) {
+  visit_dtype("fill", dst.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T v = value.is_floating() ? convert<T>(value.to_double()) : convert<T>(value.to_int());
+    T* d = dst.data<T>();
+    if (dst.is_contiguous()) {
+      std::fill(d, d + dst.numel(), v);
+      return;
+    }
+    for_each_offset(dst.shape(), dst.strides(), dst.strides(), 0, dst.numel(), [&](int64_t o, int64_t) { d[o] = v; });
+  });
+}
+
+}  // namespace
+
+Shape broadcast_strides(const char* op, const Tensor& src, const Shape& shape) {
+  const Shape& s = src.shape();
+  TG_CHECK(s.size() <= shape.size(), ValueError, op, "source of shape ", s, " cannot broadcast to ", shape);
+  Shape strides(shape.size(), 0);
+  size_t lead = shape.size() - s.size();
+  for (size_t i = 0; i < s.size(); ++i) {
+    TG_CHECK(s[i] == shape[lead + i] || s[i] == 1, ValueError, op, "source of shape ", s,
+             " cannot broadcast to ", shape);
+    strides[lead + i] = s[i] == 1 ? 0 : src.strides()[i];
+  }
+  return strides;
+}
+
+void set_copy_kernel(DeviceType type, CopyKernel fn) { g_copy[static_cast<int>(type)] = fn; }
+void set_fill_kernel(DeviceType type, FillKernel fn) { g_fill[static_cast<int>(type)] = fn; }
+
+void copy_data(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  Device dd = dst.device(), sd = src.device();
+  if (dd == sd) {
+    CopyKernel k = dd.is_cpu() ? &cpu_copy : g_copy[static_cast<int>(dd.type)];
+    TG_CHECK(k != nullptr, Error, "copy", "no copy kernel for ", dd);
+    return k(dst, src);
+  }
+  // Across devices: move bytes of a contiguous, same-dtype, same-shape source, converting first.
+  Tensor s = src;
+  if (sd.is_cpu()) {
+    s = src.dtype() == dst.dtype() ? src : src.to(dst.dtype());
+    s = s.expand(dst.shape()).contiguous();
+  }
+  if (dst.is_contiguous() && s.is_contiguous() && s.dtype() == dst.dtype() && s.shape() == dst.shape()) {
+    memcpy_between(dst.data_ptr(), dd, s.data_ptr(), s.device(), static_cast<size_t>(dst.numel()) * itemsize(dst.dtype()));
+    return;
+  }
+  // General case: stage through a contiguous tensor on dst's device.
+  Tensor staged = empty_strided(s.shape(), contiguous_strides(s.shape()), s.dtype(), dd);
+  Tensor sc = s.contiguous();
+  memcpy_between(staged.data_ptr(), dd, sc.data_ptr(), sc.device(), static_cast<size_t>(sc.numel()) * itemsize(sc.dtype()));
+  copy_data(dst, staged);
+}
+
+void fill_data(const Tensor& dst, const Scalar& value) {
+  if (dst.numel() == 0) return;
+  Device d = dst.device();
+  FillKernel k = d.is_cpu() ? &cpu_fill : g_fill[static_cast<int>(d.type)];
+  TG_CHECK(k != nullptr, Error, "fill", "no fill kernel for ", d);
+  k(dst, value);
+}
+
+}  // namespace tg

@@ -1,0 +1,200 @@
+#include <tapegrad/core/factories.h>
+
+#include <cmath>
+#include <mutex>
+
+#include <tapegrad/core/copy.h>
+
+namespace tg {
+
+namespace {
+
+Tensor empty_cpu_then(IntArrayRef shape, DType dtype) {
+  Shape s(shape);
+  return empty_strided(s, contiguous_strides(s), dtype, Device(kCPU));
+}
+Tensor to_device(Tensor t, Device device) { return device.is_cpu() ? t : t.to(device); }
+
+// splitmix64: a small, fast, seedable generator with good statistical quality.
+struct Generator {
+  std::mutex mutex;
+  uint64_t state = 0x853c49e6748fea9bULL;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+};
+Generator& generator() {
+  static Generator g;
+  return g;
+}
+
+template <typename Fill> Tensor make_random(IntArrayRef shape, DType dtype, Device device, Fill&& fill) {
+  Tensor t = empty_cpu_then(shape, kFloat64);
+  double* d = t.data<double>();
+  {
+    std::lock_guard<std::mutex> lock(generator().mutex);
+    for (int64_t i = 0; i < t.numel(); ++i) d[i] = fill(generator());
+  }
+  return to_device(t.to(dtype), device);
+}
+
+template <typename T> Tensor from_vector(const std::vector<T>& data, IntArrayRef shape) {
+  Shape s = shape.empty() ? Shape{static_cast<int64_t>(data.size())} : Shape(shape);
+  TG_CHECK(s.numel() == static_cast<int64_t>(data.size()), ValueError, "tensor", "shape ", s, " needs ",
+           s.numel(), " values, got ", data.size());
+  Tensor t = empty_cpu_then(s, dtype_of<T>());
+  T* d = t.data<T>();
+  for (size_t i = 0; i < data.size(); ++i) d[i] = data[i];
+  return t;
+}
+
+// Flattens nested initializer lists, checking that they are rectangular.
+template <typename T> void flatten(List1<T> l, std::vector<T>& out, Shape& shape, size_t depth) {
+  if (shape.size() <= depth) shape.push_back(static_cast<int64_t>(l.size()));
+  TG_CHECK(shape[depth] == static_cast<int64_t>(l.size()), ValueError, "tensor",
+           "nested lists must be rectangular: expected ", shape[depth], " values at depth ", depth, ", got ", l.size());
+  out.insert(out.end(), l.begin(), l.end());
+}
+template <typename L, typename T> void flatten(std::initializer_list<L> l, std::vector<T>& out, Shape& shape, size_t depth) {
+  if (shape.size() <= depth) shape.push_back(static_cast<int64_t>(l.size()));
+  TG_CHECK(shape[depth] == static_cast<int64_t>(l.size()), ValueError, "tensor",
+           "nested lists must be rectangular: expected ", shape[depth], " lists at depth ", depth, ", got ", l.size());
+  for (const auto& inner : l) flatten(inner, out, shape, depth + 1);
+}
+template <typename T, typename L> Tensor from_nested(L l) {
+  using Stored = std::conditional_t<std::is_same_v<T, int>, int64_t, T>;
+  std::vector<T> flat;
+  Shape shape;
+  flatten(l, flat, shape, 0);
+  std::vector<Stored> values(flat.begin(), flat.end());
+  return from_vector(values, shape);
+}
+
+}  // namespace
+
+Tensor empty(IntArrayRef shape, DType dtype, Device device) {
+  Shape s(shape);
+  return empty_strided(s, contiguous_strides(s), dtype, device);
+}
+Tensor zeros(IntArrayRef shape, DType dtype, Device device) { return full(shape, 0, dtype, device); }
+Tensor ones(IntArrayRef shape, DType dtype, Device device) { return full(shape, 1, dtype, device); }
+Tensor full(IntArrayRef shape, const Scalar& value, std::optional<DType> dtype, Device device) {
+  DType dt = dtype ? *dtype : (value.is_floating() ? kFloat32 : value.dtype());
+  Tensor t = empty(shape, dt, device);
+  fill_data(t, value);
+  return t;
+}
+Tensor empty_like(const Tensor& t) { return empty(t.shape(), t.dtype(), t.device()); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype(), t.device()); }
+Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype(), t.device()); }
+Tensor full_like(const Tensor& t, const Scalar& value) { return full(t.shape(), value, t.dtype(), t.device()); }
+
+Tensor arange(const Scalar& end, std::optional<DType> dtype, Device device) { return arange(0, end, 1, dtype, device); }
+
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype, Device device) {
+  double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  TG_CHECK(st != 0, ValueError, "arange", "step must be nonzero");
+  TG_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), ValueError, "arange", "upper bound and step sign are inconsistent: start ",
+           start, ", end ", end, ", step ", step);
+  bool integral = !start.is_floating() && !end.is_floating() && !step.is_floating();
+  DType dt = dtype ? *dtype : (integral ? kInt64 : kFloat32);
+  int64_t n = static_cast<int64_t>(std::ceil((e - s) / st));
+  Tensor t = empty_cpu_then({n}, kFloat64);
+  double* d = t.data<double>();
+  for (int64_t i = 0; i < n; ++i) d[i] = s + static_cast<double>(i) * st;
+  if (integral) {  // exact integers, no rounding through double for large values
+    Tensor ti = empty_cpu_then({n}, kInt64);
+    for (int64_t i = 0; i < n; ++i) ti.data<int64_t>()[i] = start.to_int() + i * step.to_int();
+    t = ti;
+  }
+  return to_device(t.to(dt), device);
+}
+
+Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device) {
+  TG_CHECK(steps >= 0, ValueError, "linspace", "steps must be non-negative, got ", steps);
+  Tensor t = empty_cpu_then({steps}, kFloat64);
+  double* d = t.data<double>();
+  double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0;
+  for (int64_t i = 0; i < steps; ++i)  // symmetric like PyTorch: exact at both ends
+    d[i] = i < steps / 2 ? start + step * static_cast<double>(i) : end - step * static_cast<double>(steps - 1 - i);
+  return to_device(t.to(dtype), device);
+}
+
+Tensor eye(int64_t n, std::optional<int64_t> m, DType dtype, Device device) {
+  int64_t cols = m ? *m : n;
+  TG_CHECK(n >= 0 && cols >= 0, ValueError, "eye", "sizes must be non-negative, got ", n, " and ", cols);
+  Tensor t = zeros({n, cols}, kFloat64);
+  for (int64_t i = 0; i < std::min(n, cols); ++i) t.data<double>()[i * cols + i] = 1;
+  return to_device(t.to(dtype), device);
+}
+
+void manual_seed(uint64_t seed) {
+  std::lock_guard<std::mutex> lock(generator().mutex);
+  generator().state = seed;
+}
+
+uint64_t random_u64() {
+  std::lock_guard<std::mutex> lock(generator().mutex);
+  return generator().next();
+}
+
+Tensor rand(IntArrayRef shape, DType dtype, Device device) {
+  TG_CHECK(is_floating(dtype), TypeError, "rand", "dtype must be floating, got ", dtype_name(dtype));
+  return make_random(shape, dtype, device, [](Generator& g) { return g.uniform(); });
+}
+
+Tensor randn(IntArrayRef shape, DType dtype, Device device) {
+  TG_CHECK(is_floating(dtype), TypeError, "randn", "dtype must be floating, got ", dtype_name(dtype));
+  return make_random(shape, dtype, device, [](Generator& g) {  // Box-Muller
+    double u1 = 1.0 - g.uniform(), u2 = g.uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  });
+}
+
+Tensor randint(int64_t low, int64_t high, IntArrayRef shape, DType dtype, Device device) {
+  TG_CHECK(high > low, ValueError, "randint", "high (", high, ") must be greater than low (", low, ")");
+  Tensor t = empty_cpu_then(shape, kInt64);
+  uint64_t span = static_cast<uint64_t>(high - low);
+  {
+    std::lock_guard<std::mutex> lock(generator().mutex);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = low + static_cast<int64_t>(generator().next() % span);
+  }
+  return to_device(t.to(dtype), device);
+}
+
+Tensor tensor(const std::vector<double>& data, IntArrayRef shape) { return from_vector(data, shape); }
+Tensor tensor(const std::vector<float>& data, IntArrayRef shape) { return from_vector(data, shape); }
+Tensor tensor(const std::vector<int64_t>& data, IntArrayRef shape) { return from_vector(data, shape); }
+Tensor tensor(const std::vector<int32_t>& data, IntArrayRef shape) { return from_vector(data, shape); }
+Tensor tensor(const std::vector<bool>& data, IntArrayRef shape) {
+  Shape s = shape.empty() ? Shape{static_cast<int64_t>(data.size())} : Shape(shape);
+  TG_CHECK(s.numel() == static_cast<int64_t>(data.size()), ValueError, "tensor", "shape ", s, " needs ", s.numel(),
+           " values, got ", data.size());
+  Tensor t = empty_cpu_then(s, kBool);
+  for (size_t i = 0; i < data.size(); ++i) t.data<bool>()[i] = data[i];
+  return t;
+}
+
+#define TG_DEFINE_NESTED_TENSOR(T)                                   \
+  Tensor tensor(List1<T> data) { return from_nested<T>(data); }      \
+  Tensor tensor(List2<T> data) { return from_nested<T>(data); }      \
+  Tensor tensor(List3<T> data) { return from_nested<T>(data); }
+TG_DEFINE_NESTED_TENSOR(double)
+TG_DEFINE_NESTED_TENSOR(float)
+TG_DEFINE_NESTED_TENSOR(int)
+TG_DEFINE_NESTED_TENSOR(int64_t)
+TG_DEFINE_NESTED_TENSOR(bool)
+#undef TG_DEFINE_NESTED_TENSOR
+
+Tensor scalar_tensor(const Scalar& s, std::optional<DType> dtype, Device device) {
+  DType dt = dtype ? *dtype : (s.is_floating() ? kFloat32 : s.dtype());
+  Tensor t = empty_cpu_then({}, dt);
+  fill_data(t, s);
+  return to_device(t, device);
+}
+
+}  // namespace tg

@@ -1,0 +1,54 @@
+#include <tapegrad/core/shape.h>
+
+#include <sstream>
+
+#include <tapegrad/core/error.h>
+
+namespace tg {
+
+std::string Shape::str() const {
+  std::ostringstream os;
+  os << *this;
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Shape& s) {
+  os << "[";
+  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  return os << "]";
+}
+
+std::ostream& operator<<(std::ostream& os, IntArrayRef s) { return os << Shape(s); }
+
+Shape contiguous_strides(const Shape& shape) {
+  Shape strides(shape.size());
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= std::max<int64_t>(shape[i], 1);
+  }
+  return strides;
+}
+
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
+  if (a == b) return a;
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    TG_CHECK(da == db || da == 1 || db == 1, ValueError, op, "shapes ", a, " and ", b,
+             " cannot broadcast (dim ", i, ": ", da, " vs ", db, ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim) {
+  int64_t n = std::max<int64_t>(ndim, 1);  // a 0-d tensor accepts dim 0 and -1
+  TG_CHECK(dim >= -n && dim < n, IndexError, op, "dim ", dim, " is out of range for a ", ndim,
+           "-d tensor (expected a dim in [", -n, ", ", n - 1, "])");
+  return dim < 0 ? dim + n : dim;
+}
+
+}  // namespace tg

@@ -1,0 +1,126 @@
+#include <tapegrad/core/storage.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include <tapegrad/core/error.h>
+
+namespace tg {
+
+namespace {
+
+// CPU allocator: 64-byte aligned. Blocks of 1 MiB and more are kept on free lists keyed by size
+// (up to 2 GiB cached), so repeated large temporaries reuse warm pages instead of page-faulting.
+class CpuAllocator final : public Allocator {
+ public:
+  static constexpr size_t kCacheMin = size_t{1} << 20;
+  static constexpr size_t kCacheMax = size_t{2} << 30;
+
+  void* allocate(size_t nbytes) override {
+    size_t n = round_up(nbytes);
+    if (n >= kCacheMin) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = free_.find(n);
+      if (it != free_.end()) {
+        void* p = it->second;
+        free_.erase(it);
+        stats_.cached -= n;
+        note_alloc(n);
+        return p;
+      }
+    }
+    void* p = std::aligned_alloc(64, n);
+    if (!p) fail<Error>("empty", "out of memory allocating ", nbytes, " bytes on cpu");
+    if (n >= kCacheMin) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      note_alloc(n);
+    }
+    return p;
+  }
+
+  void deallocate(void* p, size_t nbytes) override {
+    size_t n = round_up(nbytes);
+    if (n >= kCacheMin) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stats_.allocated -= n;
+      if (stats_.cached + n <= kCacheMax) {
+        free_.emplace(n, p);
+        stats_.cached += n;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+  CpuAllocatorStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+  void empty_cache() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [n, p] : free_) std::free(p);
+    free_.clear();
+    stats_.cached = 0;
+  }
+
+ private:
+  static size_t round_up(size_t n) { return n == 0 ? 64 : (n + 63) / 64 * 64; }
+  void note_alloc(size_t n) {
+    stats_.allocated += n;
+    stats_.peak = std::max(stats_.peak, stats_.allocated);
+  }
+  std::mutex mutex_;
+  std::multimap<size_t, void*> free_;
+  CpuAllocatorStats stats_;
+};
+
+CpuAllocator& cpu_allocator() {
+  static CpuAllocator* a = new CpuAllocator();  // never destroyed: storages may outlive statics
+  return *a;
+}
+
+Allocator* g_allocators[2] = {nullptr, nullptr};
+MemcpyFn g_memcpy[2] = {nullptr, nullptr};
+
+void cpu_memcpy(void* dst, Device, const void* src, Device, size_t nbytes) {
+  if (nbytes) std::memcpy(dst, src, nbytes);
+}
+
+}  // namespace
+
+Allocator* get_allocator(DeviceType type, const char* op) {
+  if (type == DeviceType::CPU) return &cpu_allocator();
+  Allocator* a = g_allocators[static_cast<int>(type)];
+  TG_CHECK(a != nullptr, Error, op, "no allocator for ", Device(type).str(),
+           " (tapegrad was built without this backend, or no device is present)");
+  return a;
+}
+
+void set_allocator(DeviceType type, Allocator* allocator) { g_allocators[static_cast<int>(type)] = allocator; }
+
+StorageImpl::StorageImpl(size_t n, Device d, Allocator* a) : nbytes(n), device(d), allocator(a) {
+  data = allocator->allocate(n);
+}
+StorageImpl::~StorageImpl() { allocator->deallocate(data, nbytes); }
+
+Storage make_storage(size_t nbytes, Device device, const char* op) {
+  return std::make_shared<StorageImpl>(nbytes, device, get_allocator(device.type, op));
+}
+
+void set_memcpy(DeviceType type, MemcpyFn fn) { g_memcpy[static_cast<int>(type)] = fn; }
+
+void memcpy_between(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) {
+  if (dst_device.is_cpu() && src_device.is_cpu()) return cpu_memcpy(dst, dst_device, src, src_device, nbytes);
+  DeviceType other = dst_device.is_cpu() ? src_device.type : dst_device.type;
+  MemcpyFn fn = g_memcpy[static_cast<int>(other)];
+  TG_CHECK(fn != nullptr, Error, "copy", "no copy routine for ", Device(other).str(),
+           " (tapegrad was built without this backend)");
+  fn(dst, dst_device, src, src_device, nbytes);
+}
+
+CpuAllocatorStats cpu_allocator_stats() { return cpu_allocator().stats(); }
+void cpu_empty_cache() { cpu_allocator().empty_cache(); }
+
+}  // namespace tg

@@ -1,0 +1,432 @@
+// Elementwise ops: exact values on small hand-made inputs, broadcasting, type promotion,
+// non-contiguous inputs, in-place forms, errors, and a few hand-checked gradients.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <tapegrad/core/overloads.h>
+#include <tapegrad/tapegrad.h>
+
+using tg::Shape;
+using tg::Tensor;
+using V = std::vector<double>;
+
+namespace {
+
+// The message of the ErrorType that fn throws, or "" when it throws none.
+template <typename ErrorType, typename Fn> std::string error_of(Fn fn) {
+  try {
+    fn();
+  } catch (const ErrorType& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Checks every value of t against expected, to a relative 1e-6 (float32 results).
+void check_close(const Tensor& t, const V& expected) {
+  const V got = t.to_vector<double>();
+  REQUIRE(got.size() == expected.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(expected[i]).epsilon(1e-6));
+}
+
+// 0, 1, ..., n-1 as float64 in the given shape.
+Tensor iota(int64_t n, tg::IntArrayRef shape, tg::DType dtype = tg::kFloat64) {
+  return tg::arange(n, tg::kFloat64).reshape(shape).to(dtype);
+}
+
+}  // namespace
+
+// ---- arithmetic ----------------------------------------------------------------------------------
+
+TEST_CASE("elementwise: add, sub, mul, div exact values") {
+  Tensor a = tg::tensor(V{1, 2, 3, 4}, {2, 2});
+  Tensor b = tg::tensor(V{10, 20, 30, 40}, {2, 2});
+  CHECK(tg::add(a, b).to_vector<double>() == V{11, 22, 33, 44});
+  CHECK(tg::add(a, b, 2).to_vector<double>() == V{21, 42, 63, 84});
+  CHECK(tg::add(a, b, 0.5).to_vector<double>() == V{6, 12, 18, 24});
+  CHECK(tg::sub(b, a).to_vector<double>() == V{9, 18, 27, 36});
+  CHECK(tg::sub(b, a, 3).to_vector<double>() == V{7, 14, 21, 28});
+  CHECK((a * b).to_vector<double>() == V{10, 40, 90, 160});
+  CHECK((b / a).to_vector<double>() == V{10, 10, 10, 10});
+  CHECK((a - b).shape() == Shape{2, 2});
+  CHECK((-a).to_vector<double>() == V{-1, -2, -3, -4});
+  CHECK(a.add(b).dtype() == tg::kFloat64);
+  CHECK(a.mul(b).to_vector<double>() == V{10, 40, 90, 160});
+}
+
+TEST_CASE("elementwise: integer arithmetic stays integral, division is true division") {
+  Tensor a = tg::tensor(std::vector<int64_t>{7, -7, 6, 1});
+  Tensor b = tg::tensor(std::vector<int64_t>{2, 2, 3, 4});
+  CHECK(tg::add(a, b).dtype() == tg::kInt64);
+  CHECK(tg::add(a, b, -2).to_vector<int64_t>() == std::vector<int64_t>{3, -11, 0, -7});
+  CHECK(tg::mul(a, b).to_vector<int64_t>() == std::vector<int64_t>{14, -14, 18, 4});
+  Tensor q = tg::div(a, b);
+  CHECK(q.dtype() == tg::kFloat32);
+  CHECK(q.to_vector<double>() == V{3.5, -3.5, 2, 0.25});
+  Tensor i32 = tg::tensor(std::vector<int32_t>{5, -3});
+  CHECK(tg::neg(i32).dtype() == tg::kInt32);
+  CHECK(tg::neg(i32).to_vector<int32_t>() == std::vector<int32_t>{-5, 3});
+  // Division by zero follows IEEE in the float result.
+  Tensor z = tg::div(tg::tensor(std::vector<int64_t>{1, -1, 0}), tg::tensor(std::vector<int64_t>{0, 0, 0}));
+  const V zv = z.to_vector<double>();
+  CHECK(zv[0] == std::numeric_limits<double>::infinity());
+  CHECK(zv[1] == -std::numeric_limits<double>::infinity());
+  CHECK(std::isnan(zv[2]));
+}
+
+TEST_CASE("elementwise: type promotion follows PyTorch") {
+  Tensor i32 = tg::tensor(std::vector<int32_t>{1, 2});
+  Tensor f64 = tg::tensor(V{0.5, 0.25});
+  Tensor f32 = tg::tensor(std::vector<float>{1.5f, 2.5f});
+  Tensor i64 = tg::tensor(std::vector<int64_t>{3, 4});
+  CHECK(tg::add(i32, f64).dtype() == tg::kFloat64);
+  CHECK(tg::add(i32, f64).to_vector<double>() == V{1.5, 2.25});
+  CHECK(tg::add(i32, i64).dtype() == tg::kInt64);
+  CHECK(tg::mul(f32, f64).dtype() == tg::kFloat64);
+  // A number only changes the category: int tensor + 2.5 is float32, float32 * 2.0 stays float32.
+  Tensor r = i64 + 2.5;
+  CHECK(r.dtype() == tg::kFloat32);
+  CHECK(r.to_vector<double>() == V{5.5, 6.5});
+  CHECK((f32 * 2.0).dtype() == tg::kFloat32);
+  CHECK((i32 + 1).dtype() == tg::kInt32);
+  // A 0-d tensor also counts only across categories.
+  CHECK(tg::add(i32, tg::scalar_tensor(3, tg::kInt64)).dtype() == tg::kInt32);
+  CHECK(tg::add(f32, tg::scalar_tensor(1.0, tg::kFloat64)).dtype() == tg::kFloat32);
+  CHECK(tg::add(i32, tg::scalar_tensor(1.5, tg::kFloat64)).dtype() == tg::kFloat64);
+}
+
+TEST_CASE("elementwise: bool arithmetic") {
+  Tensor t = tg::tensor(std::vector<bool>{true, true, false, false});
+  Tensor u = tg::tensor(std::vector<bool>{true, false, true, false});
+  Tensor s = tg::add(t, u);  // bool + bool is logical or, as in PyTorch
+  CHECK(s.dtype() == tg::kBool);
+  CHECK(s.to_vector<bool>() == std::vector<bool>{true, true, true, false});
+  CHECK(tg::mul(t, u).to_vector<bool>() == std::vector<bool>{true, false, false, false});
+  CHECK((t + 1).dtype() == tg::kInt64);
+  CHECK((t + 1).to_vector<int64_t>() == std::vector<int64_t>{2, 2, 1, 1});
+  CHECK(tg::div(t, tg::tensor(std::vector<bool>{true, true, true, true})).dtype() == tg::kFloat32);
+  std::string msg = error_of<tg::TypeError>([&] { tg::sub(t, u); });
+  CHECK(msg.find("[sub]") == 0);
+  CHECK(msg.find("bool") != std::string::npos);
+  CHECK(error_of<tg::TypeError>([&] { tg::neg(t); }).find("[neg]") == 0);
+}
+
+TEST_CASE("elementwise: alpha must fit the result dtype") {
+  Tensor a = tg::tensor(std::vector<int64_t>{1, 2});
+  std::string msg = error_of<tg::TypeError>([&] { tg::add(a, a, 0.5); });
+  CHECK(msg.find("[add]") == 0);
+  CHECK(msg.find("alpha") != std::string::npos);
+  CHECK(error_of<tg::TypeError>([&] { tg::sub(a, a, 1.0); }).find("[sub]") == 0);
+  Tensor f = tg::tensor(V{1, 2});
+  CHECK(error_of<tg::TypeError>([&] { tg::add(f, f, true); }).find("[add]") == 0);
+}
+
+// ---- broadcasting and layout -----------------------------------------------------------------------
+
+TEST_CASE("elementwise: broadcasting") {
+  Tensor m = iota(6, {2, 3});                    // [[0, 1, 2], [3, 4, 5]]
+  Tensor row = tg::tensor(V{10, 20, 30});        // [3]
+  Tensor col = tg::tensor(V{100, 200}, {2, 1});  // [2, 1]
+  CHECK((m + row).to_vector<double>() == V{10, 21, 32, 13, 24, 35});
+  CHECK((m + col).to_vector<double>() == V{100, 101, 102, 203, 204, 205});
+  Tensor outer = row.view({1, 3}) * col;  // [1, 3] * [2, 1] -> [2, 3]
+  CHECK(outer.shape() == Shape{2, 3});
+  CHECK(outer.to_vector<double>() == V{1000, 2000, 3000, 2000, 4000, 6000});
+  Tensor r = row - m;  // the broadcast operand on the left
+  CHECK(r.to_vector<double>() == V{10, 19, 28, 7, 16, 25});
+  // 0-d tensors broadcast everywhere; 0-d with 0-d stays 0-d.
+  Tensor zero_d = tg::scalar_tensor(2.0, tg::kFloat64);
+  CHECK((m * zero_d).to_vector<double>() == V{0, 2, 4, 6, 8, 10});
+  CHECK((zero_d * zero_d).shape() == Shape{});
+  CHECK((zero_d * zero_d).item<double>() == 4);
+  // A 3-d case whose broadcast dims merge ([2, 3, 4] + [4]) and one that does not ([2, 3, 4] + [3, 1]).
+  Tensor c = iota(24, {2, 3, 4});
+  V e = (c + tg::tensor(V{0, 100, 200, 300})).to_vector<double>();
+  CHECK(e[5] == 105);
+  CHECK(e[23] == 323);
+  V f = (c + tg::tensor(V{0, 10, 20}, {3, 1})).to_vector<double>();
+  CHECK(f[4] == 14);
+  CHECK(f[21] == 41);
+  // Empty tensors broadcast to empty results.
+  CHECK((tg::zeros({0, 3}) + tg::ones({3})).shape() == Shape{0, 3});
+}
+
+TEST_CASE("elementwise: errors name the op and show the shapes") {
+  Tensor a = tg::zeros({2, 3});
+  Tensor b = tg::zeros({4});
+  std::string msg = error_of<tg::ValueError>([&] { tg::add(a, b); });
+  CHECK(msg.find("[add]") == 0);
+  CHECK(msg.find("[2, 3]") != std::string::npos);
+  CHECK(msg.find("[4]") != std::string::npos);
+  CHECK(msg.find("cannot broadcast") != std::string::npos);
+  CHECK(error_of<tg::ValueError>([&] { tg::mul(a, b); }).find("[mul]") == 0);
+  CHECK(error_of<tg::ValueError>([&] { tg::lt(a, b); }).find("[lt]") == 0);
+  CHECK(error_of<tg::ValueError>([&] { tg::pow(a, b); }).find("[pow]") == 0);
+}
+
+TEST_CASE("elementwise: non-contiguous inputs") {
+  Tensor m = iota(6, {2, 3});
+  Tensor t = m.transpose(0, 1);  // [[0, 3], [1, 4], [2, 5]]
+  CHECK(!t.is_contiguous());
+  CHECK((t + 1.0).to_vector<double>() == V{1, 4, 2, 5, 3, 6});
+  CHECK((t * t).to_vector<double>() == V{0, 9, 1, 16, 4, 25});
+  Tensor s = iota(6, {3, 2});  // [[0, 1], [2, 3], [4, 5]]
+  CHECK((t - s).to_vector<double>() == V{0, 2, -1, 1, -2, 0});
+  CHECK((s - t).to_vector<double>() == V{0, -2, 1, -1, 2, 0});
+  CHECK((t + tg::tensor(V{10, 20})).to_vector<double>() == V{10, 23, 11, 24, 12, 25});
+  CHECK(tg::neg(t).to_vector<double>() == V{0, -3, -1, -4, -2, -5});
+  CHECK(tg::gt(t, s).to_vector<bool>() == std::vector<bool>{false, true, false, true, false, false});
+  // A transposed int tensor promoted to float on the way.
+  CHECK(tg::add(t.to(tg::kInt32), s.to(tg::kFloat32)).dtype() == tg::kFloat32);
+  CHECK(tg::add(t.to(tg::kInt32), s.to(tg::kFloat32)).to_vector<double>() == V{0, 4, 3, 7, 6, 10});
+  // A strided slice (every other column).
+  Tensor cols = iota(8, {2, 4}).slice(1, 0, 4, 2);  // [[0, 2], [4, 6]]
+  CHECK(tg::exp(cols).to_vector<double>()[3] == doctest::Approx(std::exp(6.0)));
+}
+
+TEST_CASE("elementwise: large tensors take the parallel paths") {
+  const int64_t n = 3 * tg::kElementwiseGrain + 7;
+  Tensor a = tg::arange(n, tg::kFloat32);
+  Tensor b = tg::full({n}, 2.0, tg::kFloat32);
+  V sum = (a + b).to_vector<double>();
+  CHECK(sum[0] == 2);
+  CHECK(sum[n - 1] == static_cast<double>(n + 1));
+  V scaled = (a * 0.5).to_vector<double>();
+  CHECK(scaled[n - 2] == static_cast<double>(n - 2) / 2);
+  // Strided: a transposed 300 x 400 matrix plus a row.
+  Tensor m = tg::arange(300 * 400, tg::kFloat64).reshape({300, 400});
+  Tensor r = m.transpose(0, 1) + tg::arange(300, tg::kFloat64);  // [400, 300]
+  CHECK(r.shape() == Shape{400, 300});
+  V rv = r.to_vector<double>();
+  // r[i][j] = m[j][i] + j = 400 * j + i + j
+  CHECK(rv[7 * 300 + 11] == 400 * 11 + 7 + 11);
+  CHECK(rv[399 * 300 + 299] == 400 * 299 + 399 + 299);
+}
+
+// ---- unary ops ---------------------------------------------------------------------------------
+
+TEST_CASE("elementwise: exp, log, sqrt, sigmoid, tanh") {
+  Tensor x = tg::tensor(V{-1, 0, 0.5, 2});
+  check_close(tg::exp(x), {std::exp(-1.0), 1, std::exp(0.5), std::exp(2.0)});
+  check_close(tg::tanh(x), {std::tanh(-1.0), 0, std::tanh(0.5), std::tanh(2.0)});
+  check_close(tg::sigmoid(x), {1 / (1 + std::exp(1.0)), 0.5, 1 / (1 + std::exp(-0.5)), 1 / (1 + std::exp(-2.0))});
+  Tensor p = tg::tensor(V{1, 4, 0.25, 9});
+  CHECK(tg::sqrt(p).to_vector<double>() == V{1, 2, 0.5, 3});
+  check_close(tg::log(p), {0, std::log(4.0), std::log(0.25), std::log(9.0)});
+  CHECK(tg::log(tg::tensor(V{0})).item<double>() == -std::numeric_limits<double>::infinity());
+  CHECK(std::isnan(tg::sqrt(tg::tensor(V{-1})).item<double>()));
+  // Extreme inputs of sigmoid do not overflow into nan.
+  CHECK(tg::sigmoid(tg::tensor(V{-1000, 1000})).to_vector<double>() == V{0, 1});
+  // Integer and bool inputs give float32, as torch.exp(int) does.
+  Tensor i = tg::tensor(std::vector<int64_t>{0, 1});
+  CHECK(tg::exp(i).dtype() == tg::kFloat32);
+  check_close(tg::exp(i), {1, std::exp(1.0)});
+  CHECK(tg::sqrt(tg::tensor(std::vector<int32_t>{4, 9})).to_vector<double>() == V{2, 3});
+  CHECK(tg::sigmoid(tg::tensor(std::vector<bool>{false})).item<double>() == 0.5);
+  CHECK(tg::exp(tg::tensor(std::vector<float>{0.f})).dtype() == tg::kFloat32);
+  CHECK(x.exp().to_vector<double>() == tg::exp(x).to_vector<double>());
+}
+
+TEST_CASE("elementwise: abs, sign, relu") {
+  Tensor x = tg::tensor(V{-2.5, -0.0, 0, 3});
+  CHECK(tg::abs(x).to_vector<double>() == V{2.5, 0, 0, 3});
+  CHECK(tg::sign(x).to_vector<double>() == V{-1, 0, 0, 1});
+  CHECK(tg::relu(x).to_vector<double>() == V{0, 0, 0, 3});
+  Tensor i = tg::tensor(std::vector<int32_t>{-4, 0, 5});
+  CHECK(tg::abs(i).to_vector<int32_t>() == std::vector<int32_t>{4, 0, 5});
+  CHECK(tg::sign(i).to_vector<int32_t>() == std::vector<int32_t>{-1, 0, 1});
+  CHECK(tg::relu(i).dtype() == tg::kInt32);
+  CHECK(tg::relu(i).to_vector<int32_t>() == std::vector<int32_t>{0, 0, 5});
+  Tensor b = tg::tensor(std::vector<bool>{true, false});
+  CHECK(tg::sign(b).dtype() == tg::kBool);
+  CHECK(tg::sign(b).to_vector<bool>() == std::vector<bool>{true, false});
+  // NaN passes through relu, as in PyTorch.
+  CHECK(std::isnan(tg::relu(tg::tensor(V{std::nan("")})).item<double>()));
+  CHECK(error_of<tg::TypeError>([&] { tg::abs(b); }).find("[abs]") == 0);
+  CHECK(error_of<tg::TypeError>([&] { tg::relu(b); }).find("[relu]") == 0);
+}
+
+TEST_CASE("elementwise: clamp") {
+  Tensor x = tg::tensor(V{-3, -0.5, 0.2, 4});
+  CHECK(tg::clamp(x, -1.0, 1.0).to_vector<double>() == V{-1, -0.5, 0.2, 1});
+  CHECK(tg::clamp(x, 0.0).to_vector<double>() == V{0, 0, 0.2, 4});
+  CHECK(tg::clamp(x, std::nullopt, 0.0).to_vector<double>() == V{-3, -0.5, 0, 0});
+  CHECK(x.clamp(-1, 1).to_vector<double>() == V{-1, -0.5, 0.2, 1});
+  // min > max: every element becomes max, as in PyTorch.
+  CHECK(tg::clamp(x, 2.0, 1.0).to_vector<double>() == V{1, 1, 1, 1});
+  // Infinities are not clipped by a missing bound; NaN passes through.
+  Tensor inf = tg::tensor(V{-INFINITY, INFINITY, std::nan("")});
+  V c = tg::clamp(inf, std::nullopt, 5.0).to_vector<double>();
+  CHECK(c[0] == -INFINITY);
+  CHECK(c[1] == 5);
+  CHECK(std::isnan(c[2]));
+  // Integers: integer bounds keep the dtype, a floating bound promotes to float32.
+  Tensor i = tg::tensor(std::vector<int64_t>{-5, 0, 5});
+  CHECK(tg::clamp(i, -2, 3).dtype() == tg::kInt64);
+  CHECK(tg::clamp(i, -2, 3).to_vector<int64_t>() == std::vector<int64_t>{-2, 0, 3});
+  CHECK(tg::clamp(i, std::nullopt, 3).to_vector<int64_t>() == std::vector<int64_t>{-5, 0, 3});
+  Tensor f = tg::clamp(i, 0.5);
+  CHECK(f.dtype() == tg::kFloat32);
+  CHECK(f.to_vector<double>() == V{0.5, 0.5, 5});
+  std::string msg = error_of<tg::ValueError>([&] { tg::clamp(x); });
+  CHECK(msg.find("[clamp]") == 0);
+  CHECK(msg.find("neither") != std::string::npos);
+}
+
+// ---- pow ---------------------------------------------------------------------------------------
+
+TEST_CASE("elementwise: pow") {
+  Tensor x = tg::tensor(V{2, 3, 4, 0});
+  Tensor e = tg::tensor(V{3, 2, 0.5, 0});
+  CHECK(tg::pow(x, e).to_vector<double>() == V{8, 9, 2, 1});
+  CHECK(tg::pow(x, 2.0).to_vector<double>() == V{4, 9, 16, 0});  // the Scalar overload
+  CHECK(tg::pow_scalar(x, 0.5).to_vector<double>() == V{std::sqrt(2.0), std::sqrt(3.0), 2, 0});
+  CHECK(x.pow_scalar(-1).to_vector<double>() == V{0.5, 1.0 / 3, 0.25, INFINITY});
+  CHECK(tg::pow(x, tg::tensor(V{1, 2}, {2, 1})).shape() == Shape{2, 4});
+  // Integers: exact, negative exponents give 0 unless the base is 1 or -1.
+  Tensor ib = tg::tensor(std::vector<int64_t>{2, 3, 1, -1, -1, 5});
+  Tensor ie = tg::tensor(std::vector<int64_t>{10, 3, -3, -3, -2, -1});
+  CHECK(tg::pow(ib, ie).to_vector<int64_t>() == std::vector<int64_t>{1024, 27, 1, -1, 1, 0});
+  CHECK(tg::pow(tg::tensor(std::vector<int32_t>{-2, 7}), 3).to_vector<int32_t>() == std::vector<int32_t>{-8, 343});
+  // An int tensor to a floating power is float32.
+  CHECK(tg::pow(ib, 0.5).dtype() == tg::kFloat32);
+  std::string msg = error_of<tg::ValueError>([&] { tg::pow(ib, -1); });
+  CHECK(msg.find("[pow_scalar]") == 0);
+  CHECK(msg.find("negative integer powers") != std::string::npos);
+}
+
+// ---- where, comparisons, logical ops -------------------------------------------------------------
+
+TEST_CASE("elementwise: where broadcasts all three and promotes") {
+  Tensor c = tg::tensor(std::vector<bool>{true, false, true});
+  Tensor a = iota(6, {2, 3});
+  Tensor r = tg::where(c, a, tg::scalar_tensor(-1.0, tg::kFloat64));
+  CHECK(r.to_vector<double>() == V{0, -1, 2, 3, -1, 5});
+  Tensor col = tg::tensor(std::vector<bool>{false, true}, {2, 1});
+  Tensor ints = tg::tensor(std::vector<int64_t>{7, 8, 9});
+  Tensor w = tg::where(col, ints, tg::tensor(std::vector<float>{0.5f}));
+  CHECK(w.dtype() == tg::kFloat32);
+  CHECK(w.shape() == Shape{2, 3});
+  CHECK(w.to_vector<double>() == V{0.5, 0.5, 0.5, 7, 8, 9});
+  CHECK(a.where(c, tg::zeros({3}, tg::kFloat64)).to_vector<double>() == V{0, 0, 2, 3, 0, 5});
+  std::string msg = error_of<tg::TypeError>([&] { tg::where(a, a, a); });
+  CHECK(msg.find("[where]") == 0);
+  CHECK(msg.find("condition") != std::string::npos);
+  CHECK(error_of<tg::ValueError>([&] { tg::where(tg::tensor(std::vector<bool>{true, false}), a, a); })
+            .find("[where]") == 0);
+}
+
+TEST_CASE("elementwise: comparisons give bool and compare in the promoted dtype") {
+  Tensor i = tg::tensor(std::vector<int64_t>{1, 2, 3});
+  Tensor f = tg::tensor(V{1, 2.5, 2});
+  using B = std::vector<bool>;
+  CHECK(tg::eq(i, f).dtype() == tg::kBool);
+  CHECK(tg::eq(i, f).to_vector<bool>() == B{true, false, false});
+  CHECK(tg::ne(i, f).to_vector<bool>() == B{false, true, true});
+  CHECK(tg::lt(i, f).to_vector<bool>() == B{false, true, false});
+  CHECK(tg::le(i, f).to_vector<bool>() == B{true, true, false});
+  CHECK(tg::gt(i, f).to_vector<bool>() == B{false, false, true});
+  CHECK(tg::ge(i, f).to_vector<bool>() == B{true, false, true});
+  CHECK((i < 2.5).to_vector<bool>() == B{true, true, false});  // 2 < 2.5 compares in float
+  CHECK((i == 2).to_vector<bool>() == B{false, true, false});
+  CHECK((i.view({3, 1}) >= i).shape() == Shape{3, 3});
+  CHECK((i.view({3, 1}) >= i).to_vector<bool>() == B{true, false, false, true, true, false, true, true, true});
+  Tensor nan = tg::tensor(V{std::nan("")});
+  CHECK((nan == nan).to_vector<bool>() == B{false});
+  CHECK((nan != nan).to_vector<bool>() == B{true});
+}
+
+TEST_CASE("elementwise: logical ops take any dtype") {
+  using B = std::vector<bool>;
+  Tensor a = tg::tensor(V{0, 1.5, 0, -2});
+  Tensor b = tg::tensor(std::vector<int32_t>{0, 0, 3, 1});
+  CHECK(tg::logical_not(a).to_vector<bool>() == B{true, false, true, false});
+  CHECK(tg::logical_and(a, b).to_vector<bool>() == B{false, false, false, true});
+  CHECK(tg::logical_or(a, b).to_vector<bool>() == B{false, true, true, true});
+  CHECK(tg::logical_or(a, b).dtype() == tg::kBool);
+  CHECK((!tg::tensor(B{true, false})).to_vector<bool>() == B{false, true});
+  CHECK(tg::logical_not(tg::tensor(V{std::nan("")})).to_vector<bool>() == B{false});  // NaN is true
+}
+
+// ---- in-place forms ------------------------------------------------------------------------------
+
+TEST_CASE("elementwise: in-place forms write into self") {
+  Tensor a = tg::tensor(V{1, 2, 3});
+  const void* data = a.data_ptr();
+  a.add_(tg::tensor(V{10, 20, 30}));
+  CHECK(a.to_vector<double>() == V{11, 22, 33});
+  a += 1.0;
+  a *= tg::tensor(V{2});
+  CHECK(a.to_vector<double>() == V{24, 46, 68});
+  a.sub_(tg::tensor(V{4, 6, 8}), 0.5);
+  a /= 2.0;
+  CHECK(a.to_vector<double>() == V{11, 21.5, 32});
+  a.neg_();
+  a.clamp_(-30.0, -20.0);
+  CHECK(a.to_vector<double>() == V{-20, -21.5, -30});
+  a.abs_().sqrt_();
+  check_close(a, {std::sqrt(20.0), std::sqrt(21.5), std::sqrt(30.0)});
+  CHECK(a.data_ptr() == data);
+  // A transposed self is written through its strides.
+  Tensor m = iota(6, {2, 3});
+  m.transpose(0, 1).mul_(tg::tensor(V{1, 10}));  // row i of m scaled by 10^i
+  CHECK(m.to_vector<double>() == V{0, 1, 2, 30, 40, 50});
+  // An int tensor keeps its dtype in place: add_ works, exp_ and div_ (float results) fail.
+  Tensor i = tg::tensor(std::vector<int64_t>{1, 2});
+  i.add_(tg::tensor(std::vector<int64_t>{5, 5}));
+  CHECK(i.to_vector<int64_t>() == std::vector<int64_t>{6, 7});
+  CHECK(error_of<tg::TypeError>([&] { i.exp_(); }).find("[exp_]") == 0);
+  CHECK(error_of<tg::TypeError>([&] { i.div_(i); }).find("[div_]") == 0);
+  CHECK(i.to_vector<int64_t>() == std::vector<int64_t>{6, 7});  // unchanged
+  // In place cannot change self's shape.
+  Tensor small = tg::zeros({3});
+  CHECK(error_of<tg::ValueError>([&] { small.add_(tg::zeros({2, 3})); }).find("[add_]") == 0);
+  CHECK(small.to_vector<double>() == V{0, 0, 0});
+}
+
+// ---- gradients checked by hand --------------------------------------------------------------------
+
+TEST_CASE("elementwise: gradients at the special points") {
+  // pow at 0^0: d/dself is 0 (not nan), d/dexponent is 0 where self == 0 and exponent >= 0.
+  Tensor x = tg::tensor(V{0, 2, 0}).requires_grad_();
+  Tensor e = tg::tensor(V{0, 3, 2}).requires_grad_();
+  tg::sum(tg::pow(x, e)).backward();
+  CHECK(x.grad().to_vector<double>() == V{0, 12, 0});
+  check_close(e.grad(), {0, 8 * std::log(2.0), 0});
+
+  // clamp passes the gradient inside [min, max], bounds included.
+  Tensor y = tg::tensor(V{-2, -1, 0.5, 1, 3}).requires_grad_();
+  tg::sum(tg::clamp(y, -1.0, 1.0)).backward();
+  CHECK(y.grad().to_vector<double>() == V{0, 1, 1, 1, 0});
+
+  // relu, abs and where.
+  Tensor z = tg::tensor(V{-1, 2}).requires_grad_();
+  tg::sum(tg::relu(z) + tg::abs(z) * 3.0).backward();
+  CHECK(z.grad().to_vector<double>() == V{-3, 4});
+  Tensor p = tg::tensor(V{1, 2}).requires_grad_();
+  Tensor q = tg::tensor(V{3, 4}).requires_grad_();
+  tg::sum(tg::where(tg::tensor(std::vector<bool>{true, false}), p, q)).backward();
+  CHECK(p.grad().to_vector<double>() == V{1, 0});
+  CHECK(q.grad().to_vector<double>() == V{0, 1});
+
+  // sub with alpha, and div: d(a/b)/db = -a/b^2; broadcasting sums over the broadcast dim.
+  Tensor a = tg::tensor(V{1, 2, 3, 4}, {2, 2}).requires_grad_();
+  Tensor b = tg::tensor(V{2, 4}).requires_grad_();
+  tg::sum(tg::sub(a, b, 2) + a / b).backward();
+  CHECK(a.grad().to_vector<double>() == V{1.5, 1.25, 1.5, 1.25});
+  CHECK(b.grad().to_vector<double>() == V{-4 - (1.0 + 3) / 4, -4 - (2.0 + 4) / 16});
+}
+
+TEST_CASE("elementwise: double backward through exp and tanh") {
+  Tensor x = tg::tensor(V{0.5}).requires_grad_();
+  Tensor y = tg::exp(x) + tg::tanh(x);
+  auto g = tg::autograd::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true);
+  const double t = std::tanh(0.5);
+  check_close(g[0], {std::exp(0.5) + 1 - t * t});
+  auto gg = tg::autograd::grad({g[0]}, {x});
+  check_close(gg[0], {std::exp(0.5) - 2 * t * (1 - t * t)});
+}

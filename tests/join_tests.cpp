@@ -1,0 +1,87 @@
+// cat and stack: values, dims, dtype promotion, errors and gradients.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include <tapegrad/tapegrad.h>
+
+namespace {
+std::vector<double> values(const tg::Tensor& t) { return t.to_vector<double>(); }
+}  // namespace
+
+TEST_CASE("cat: along first, last and negative dims") {
+  tg::Tensor a = tg::tensor({{1., 2.}, {3., 4.}});
+  tg::Tensor b = tg::tensor({{5., 6.}});
+  tg::Tensor rows = tg::cat({a, b});
+  CHECK(rows.shape() == tg::Shape{3, 2});
+  CHECK(values(rows) == std::vector<double>{1, 2, 3, 4, 5, 6});
+  tg::Tensor c = tg::tensor({{7.}, {8.}});
+  tg::Tensor cols = tg::cat({a, c, a}, -1);
+  CHECK(cols.shape() == tg::Shape{2, 5});
+  CHECK(values(cols) == std::vector<double>{1, 2, 7, 1, 2, 3, 4, 8, 3, 4});
+  tg::Tensor t = tg::cat({a.transpose(0, 1), c}, 1);  // a non-contiguous input
+  CHECK(values(t) == std::vector<double>{1, 3, 7, 2, 4, 8});
+}
+
+TEST_CASE("cat: dtype promotion and skipped 1-D empty tensors") {
+  tg::Tensor i = tg::tensor(std::vector<int64_t>{1, 2});
+  tg::Tensor f = tg::tensor(std::vector<float>{0.5f});
+  tg::Tensor r = tg::cat({i, f});
+  CHECK(r.dtype() == tg::kFloat32);
+  CHECK(values(r) == std::vector<double>{1, 2, 0.5});
+  tg::Tensor b = tg::tensor(std::vector<bool>{true});
+  CHECK(tg::cat({b, i}).dtype() == tg::kInt64);
+  tg::Tensor m = tg::cat({tg::ones({2, 2}), tg::zeros({0}), tg::ones({1, 2})});
+  CHECK(m.shape() == tg::Shape{3, 2});
+}
+
+TEST_CASE("cat: rejected inputs") {
+  CHECK_THROWS_WITH_AS(tg::cat({}), doctest::Contains("[cat]"), tg::ValueError);
+  CHECK_THROWS_WITH_AS(tg::cat({tg::zeros({2, 3}), tg::zeros({3, 4})}),
+                       doctest::Contains("tensors[0] has shape [2, 3], tensors[1] has shape [3, 4]"),
+                       tg::ValueError);
+  CHECK_THROWS_AS(tg::cat({tg::zeros({2, 3}), tg::zeros({2, 3, 1})}, 1), tg::ValueError);
+  CHECK_THROWS_AS(tg::cat({tg::zeros({}), tg::zeros({})}), tg::ValueError);
+  CHECK_THROWS_AS(tg::cat({tg::zeros({2, 3})}, 2), tg::IndexError);
+}
+
+TEST_CASE("stack: new dim at the front, middle and end") {
+  tg::Tensor a = tg::tensor({1., 2., 3.}), b = tg::tensor({4., 5., 6.});
+  tg::Tensor s0 = tg::stack({a, b});
+  CHECK(s0.shape() == tg::Shape{2, 3});
+  CHECK(values(s0) == std::vector<double>{1, 2, 3, 4, 5, 6});
+  tg::Tensor s1 = tg::stack({a, b}, -1);
+  CHECK(s1.shape() == tg::Shape{3, 2});
+  CHECK(values(s1) == std::vector<double>{1, 4, 2, 5, 3, 6});
+  tg::Tensor m = tg::tensor({{1., 2.}, {3., 4.}});
+  tg::Tensor mid = tg::stack({m, m.transpose(0, 1)}, 1);
+  CHECK(mid.shape() == tg::Shape{2, 2, 2});
+  CHECK(values(mid) == std::vector<double>{1, 2, 1, 3, 3, 4, 2, 4});
+  CHECK(tg::stack({tg::tensor(std::vector<int32_t>{1}), tg::tensor(std::vector<double>{2})})
+            .dtype() == tg::kFloat64);
+}
+
+TEST_CASE("stack: rejected inputs") {
+  CHECK_THROWS_WITH_AS(tg::stack({}), doctest::Contains("[stack]"), tg::ValueError);
+  CHECK_THROWS_WITH_AS(tg::stack({tg::zeros({2, 3}), tg::zeros({3, 2})}),
+                       doctest::Contains("tensors[0] has shape [2, 3], tensors[1] has shape [3, 2]"),
+                       tg::ValueError);
+  CHECK_THROWS_AS(tg::stack({tg::zeros({2})}, 2), tg::IndexError);
+}
+
+TEST_CASE("cat / stack backward: each input gets its slice of the gradient") {
+  tg::Tensor a = tg::tensor({{1., 2.}, {3., 4.}}), b = tg::tensor({{5.}, {6.}});
+  a.requires_grad_();
+  b.requires_grad_();
+  tg::Tensor g = tg::tensor({{10., 20., 30.}, {40., 50., 60.}});
+  std::vector<tg::Tensor> gc = tg::autograd::grad({tg::cat({a, b}, 1)}, {a, b}, {g});
+  CHECK(values(gc[0]) == std::vector<double>{10, 20, 40, 50});
+  CHECK(values(gc[1]) == std::vector<double>{30, 60});
+  tg::Tensor x = tg::tensor({1., 2.}), y = tg::tensor({3., 4.});
+  x.requires_grad_();
+  y.requires_grad_();
+  std::vector<tg::Tensor> gs =
+      tg::autograd::grad({tg::stack({x, y}, 1)}, {x, y}, {tg::tensor({{1., 2.}, {3., 4.}})});
+  CHECK(values(gs[0]) == std::vector<double>{1, 3});
+  CHECK(values(gs[1]) == std::vector<double>{2, 4});
+}

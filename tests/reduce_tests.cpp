@@ -1,0 +1,232 @@
+// Reductions: sum, mean, prod, amax, amin, max/min with indices, and their gradients.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include <tapegrad/tapegrad.h>
+
+namespace {
+
+std::vector<double> values(const tg::Tensor& t) { return t.to_vector<double>(); }
+std::vector<int64_t> ints(const tg::Tensor& t) { return t.to_vector<int64_t>(); }
+
+// Gradient of sum(grad_output * f(x)) wrt x, i.e. the vector-Jacobian product.
+std::vector<double> vjp(const tg::Tensor& y, const tg::Tensor& x, const tg::Tensor& grad_output) {
+  return values(tg::autograd::grad({y}, {x}, {grad_output})[0]);
+}
+
+// Row i of the Hessian of the scalar y(x), through create_graph (double backward).
+std::vector<std::vector<double>> hessian(const std::function<tg::Tensor(const tg::Tensor&)>& f,
+                                         const std::vector<double>& at) {
+  tg::Tensor x = tg::tensor(at);
+  x.requires_grad_();
+  tg::Tensor g = tg::autograd::grad({f(x)}, {x}, {}, true, true)[0];
+  std::vector<std::vector<double>> rows;
+  for (size_t i = 0; i < at.size(); ++i) {
+    std::vector<double> e(at.size(), 0.0);
+    e[i] = 1.0;
+    rows.push_back(values(tg::autograd::grad({g}, {x}, {tg::tensor(e)}, true)[0]));
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("sum: full, per dim, keepdim, negative dims") {
+  tg::Tensor x = tg::tensor({{1., 2., 3.}, {4., 5., 6.}});
+  tg::Tensor all = tg::sum(x);
+  CHECK(all.dim() == 0);
+  CHECK(all.item<double>() == 21);
+  CHECK(tg::sum(x, {}, true).shape() == tg::Shape{1, 1});
+  CHECK(values(tg::sum(x, {0})) == std::vector<double>{5, 7, 9});
+  tg::Tensor rows = tg::sum(x, {-1}, true);
+  CHECK(rows.shape() == tg::Shape{2, 1});
+  CHECK(values(rows) == std::vector<double>{6, 15});
+  CHECK(tg::sum(x, {0, -1}).item<double>() == 21);
+  CHECK(x.sum({1}).shape() == tg::Shape{2});
+}
+
+TEST_CASE("sum: dtypes follow PyTorch") {
+  tg::Tensor i = tg::tensor(std::vector<int32_t>{1, 2, 3, 4}, {2, 2});
+  CHECK(tg::sum(i).dtype() == tg::kInt64);
+  CHECK(ints(tg::sum(i, {0})) == std::vector<int64_t>{4, 6});
+  tg::Tensor b = tg::tensor(std::vector<bool>{true, false, true, true}, {2, 2});
+  CHECK(tg::sum(b).dtype() == tg::kInt64);
+  CHECK(ints(tg::sum(b, {1})) == std::vector<int64_t>{1, 2});
+  tg::Tensor as_double = tg::sum(i, {1}, false, tg::kFloat64);
+  CHECK(as_double.dtype() == tg::kFloat64);
+  CHECK(values(as_double) == std::vector<double>{3, 7});
+  CHECK(tg::sum(tg::ones({3}, tg::kFloat32)).dtype() == tg::kFloat32);
+}
+
+TEST_CASE("sum: non-adjacent dims, transposed and empty inputs") {
+  tg::Tensor x = tg::arange(24, tg::kFloat64).reshape({2, 3, 4});  // x[i,j,k] = 12i + 4j + k
+  CHECK(values(tg::sum(x, {0, 2})) == std::vector<double>{60, 92, 124});
+  tg::Tensor mid = tg::sum(x, {1}, true);
+  CHECK(mid.shape() == tg::Shape{2, 1, 4});
+  CHECK(values(mid) == std::vector<double>{12, 15, 18, 21, 48, 51, 54, 57});
+  tg::Tensor t = tg::tensor({{1., 2., 3.}, {4., 5., 6.}}).transpose(0, 1);  // [[1,4],[2,5],[3,6]]
+  CHECK(values(tg::sum(t, {0})) == std::vector<double>{6, 15});
+  CHECK(values(tg::sum(t, {1})) == std::vector<double>{5, 7, 9});
+  CHECK(values(tg::sum(tg::zeros({0, 3}), {0})) == std::vector<double>{0, 0, 0});
+  CHECK(tg::sum(tg::zeros({2, 0}), {0}).shape() == tg::Shape{0});
+  tg::Tensor scalar = tg::scalar_tensor(2.5);
+  CHECK(tg::sum(scalar, {-1}).item<double>() == 2.5);
+}
+
+TEST_CASE("sum: large float32 inputs are summed accurately") {
+  const int64_t n = int64_t{1} << 24;
+  const double expected = static_cast<double>(n) * static_cast<double>(0.1f);
+  tg::Tensor x = tg::full({n}, 0.1f, tg::kFloat32);
+  // Accumulating in float32 would stall at 2^21; we accumulate in double.
+  CHECK(std::abs(tg::sum(x).item<double>() - expected) <= 1e-6 * expected);
+  tg::Tensor square = x.reshape({4096, 4096});
+  const double per_line = 4096.0 * static_cast<double>(0.1f);
+  for (int64_t d : {0, 1}) {
+    std::vector<double> s = values(tg::sum(square, {d}));
+    CHECK(s.size() == 4096);
+    CHECK(std::abs(s[0] - per_line) <= 1e-6 * per_line);
+    CHECK(std::abs(s[4095] - per_line) <= 1e-6 * per_line);
+  }
+}
+
+TEST_CASE("mean: values, keepdim, and integer inputs rejected") {
+  tg::Tensor x = tg::tensor({{1., 2., 3.}, {4., 5., 6.}});
+  CHECK(tg::mean(x).item<double>() == 3.5);
+  CHECK(values(tg::mean(x, {0})) == std::vector<double>{2.5, 3.5, 4.5});
+  tg::Tensor m = tg::mean(x, {1}, true);
+  CHECK(m.shape() == tg::Shape{2, 1});
+  CHECK(values(m) == std::vector<double>{2, 5});
+  CHECK(std::isnan(tg::mean(tg::zeros({0})).item<double>()));
+  tg::Tensor i = tg::tensor(std::vector<int64_t>{1, 2}, {2});
+  CHECK_THROWS_WITH_AS(tg::mean(i), doctest::Contains("[mean]"), tg::Error);
+}
+
+TEST_CASE("prod: full, per dim, keepdim, integer inputs") {
+  tg::Tensor x = tg::tensor({{1., 2., 3.}, {4., 5., 6.}});
+  CHECK(tg::prod(x).item<double>() == 720);
+  CHECK(values(tg::prod(x, 0)) == std::vector<double>{4, 10, 18});
+  tg::Tensor rows = tg::prod(x, -1, true);
+  CHECK(rows.shape() == tg::Shape{2, 1});
+  CHECK(values(rows) == std::vector<double>{6, 120});
+  tg::Tensor i = tg::tensor(std::vector<int32_t>{2, 3, 4}, {3});
+  CHECK(tg::prod(i).dtype() == tg::kInt64);
+  CHECK(tg::prod(i).item<int64_t>() == 24);
+  CHECK(tg::prod(tg::zeros({0})).item<double>() == 1);
+}
+
+TEST_CASE("amax / amin: values, keepdim, bool, NaN") {
+  tg::Tensor x = tg::tensor({{1., 5., 2.}, {7., -1., 7.}});
+  CHECK(tg::amax(x).item<double>() == 7);
+  CHECK(tg::amin(x).item<double>() == -1);
+  CHECK(values(tg::amax(x, {1})) == std::vector<double>{5, 7});
+  tg::Tensor cols = tg::amin(x, {0}, true);
+  CHECK(cols.shape() == tg::Shape{1, 3});
+  CHECK(values(cols) == std::vector<double>{1, -1, 2});
+  CHECK(values(tg::amax(x, {0, 1}, true)) == std::vector<double>{7});
+  tg::Tensor i = tg::tensor(std::vector<int32_t>{3, -8, 6}, {3});
+  CHECK(tg::amin(i).dtype() == tg::kInt32);
+  CHECK(tg::amin(i).item<int64_t>() == -8);
+  tg::Tensor b = tg::tensor(std::vector<bool>{false, true, false, false}, {2, 2});
+  CHECK(ints(tg::amax(b, {1})) == std::vector<int64_t>{1, 0});
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  tg::Tensor with_nan = tg::tensor(std::vector<double>{1, nan, 3});
+  CHECK(std::isnan(tg::amax(with_nan).item<double>()));
+  CHECK(std::isnan(tg::amin(with_nan).item<double>()));
+}
+
+TEST_CASE("max / min along a dim: values and first index among ties") {
+  tg::Tensor x = tg::tensor({{1., 5., 5.}, {7., 2., 7.}});
+  auto [v, i] = tg::max(x, 1);
+  CHECK(values(v) == std::vector<double>{5, 7});
+  CHECK(i.dtype() == tg::kInt64);
+  CHECK(ints(i) == std::vector<int64_t>{1, 0});
+  auto [v0, i0] = tg::max(x, 0, true);
+  CHECK(v0.shape() == tg::Shape{1, 3});
+  CHECK(values(v0) == std::vector<double>{7, 5, 7});
+  CHECK(ints(i0) == std::vector<int64_t>{1, 0, 1});
+  auto [mv, mi] = tg::min(x, -1);
+  CHECK(values(mv) == std::vector<double>{1, 2});
+  CHECK(ints(mi) == std::vector<int64_t>{0, 1});
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto [nv, ni] = tg::max(tg::tensor(std::vector<double>{1, nan, 3, nan}), 0);
+  CHECK(std::isnan(nv.item<double>()));
+  CHECK(ni.item<int64_t>() == 1);
+  auto [tv, ti] = tg::min(tg::arange(24, tg::kFloat64).reshape({2, 3, 4}), 1);  // column path
+  CHECK(values(tv) == std::vector<double>{0, 1, 2, 3, 12, 13, 14, 15});
+  CHECK(ints(ti) == std::vector<int64_t>(8, 0));
+}
+
+TEST_CASE("reductions: bad dims and empty slots are rejected") {
+  tg::Tensor x = tg::zeros({2, 3});
+  CHECK_THROWS_WITH_AS(tg::sum(x, {2}), doctest::Contains("[sum] dim 2 is out of range"),
+                       tg::IndexError);
+  CHECK_THROWS_WITH_AS(tg::sum(x, {1, -1}), doctest::Contains("appears multiple times"),
+                       tg::ValueError);
+  CHECK_THROWS_AS(tg::prod(x, -3), tg::IndexError);
+  CHECK_THROWS_AS(tg::max(x, 2), tg::IndexError);
+  CHECK_THROWS_WITH_AS(tg::amax(tg::zeros({0, 3}), {0}), doctest::Contains("[amax]"),
+                       tg::ValueError);
+  CHECK_THROWS_AS(tg::min(tg::zeros({2, 0}), 1), tg::ValueError);
+}
+
+TEST_CASE("sum / mean backward: grad spread over the slot") {
+  tg::Tensor x = tg::tensor({{1., 2., 3.}, {4., 5., 6.}});
+  x.requires_grad_();
+  CHECK(vjp(tg::sum(x, {1}), x, tg::tensor({1., 2.})) == std::vector<double>{1, 1, 1, 2, 2, 2});
+  CHECK(vjp(tg::sum(x, {0}, true), x, tg::tensor({{1., 2., 3.}})) ==
+        std::vector<double>{1, 2, 3, 1, 2, 3});
+  CHECK(vjp(tg::mean(x, {0}), x, tg::tensor({2., 4., 6.})) ==
+        std::vector<double>{1, 2, 3, 1, 2, 3});
+  CHECK(vjp(tg::mean(x), x, tg::scalar_tensor(6.0, tg::kFloat64)) ==
+        std::vector<double>(6, 1.0));
+}
+
+TEST_CASE("prod backward: exact with 0, 1, 2 and 3 zeros in a slot") {
+  auto grad_of = [](const std::vector<double>& at) {
+    tg::Tensor x = tg::tensor(at);
+    x.requires_grad_();
+    return values(tg::autograd::grad({tg::prod(x)}, {x})[0]);
+  };
+  CHECK(grad_of({2, 3, 4}) == std::vector<double>{12, 8, 6});
+  CHECK(grad_of({0, 3, 4}) == std::vector<double>{12, 0, 0});
+  CHECK(grad_of({0, 3, 0}) == std::vector<double>{0, 0, 0});
+  CHECK(grad_of({0, 0, 0}) == std::vector<double>{0, 0, 0});
+  // Per dim: each row is its own slot.
+  tg::Tensor x = tg::tensor({{0., 2.}, {3., 4.}});
+  x.requires_grad_();
+  CHECK(vjp(tg::prod(x, 1), x, tg::tensor({1., 1.})) == std::vector<double>{2, 0, 4, 3});
+  CHECK(vjp(tg::prod(x, 0, true), x, tg::tensor({{1., 10.}})) ==
+        std::vector<double>{3, 40, 0, 20});
+}
+
+TEST_CASE("prod double backward: H[i][j] is the product of the other elements") {
+  auto f = [](const tg::Tensor& x) { return tg::prod(x); };
+  using H = std::vector<std::vector<double>>;
+  CHECK(hessian(f, {2, 3, 4}) == H{{0, 4, 3}, {4, 0, 2}, {3, 2, 0}});
+  CHECK(hessian(f, {0, 3, 4}) == H{{0, 4, 3}, {4, 0, 0}, {3, 0, 0}});
+  CHECK(hessian(f, {0, 3, 0}) == H{{0, 0, 3}, {0, 0, 0}, {3, 0, 0}});
+  CHECK(hessian(f, {0, 0, 0}) == H{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}});
+}
+
+TEST_CASE("amax / amin backward: tied elements share the gradient evenly") {
+  tg::Tensor x = tg::tensor(std::vector<double>{1, 3, 3});
+  x.requires_grad_();
+  CHECK(vjp(tg::amax(x), x, tg::scalar_tensor(1.0, tg::kFloat64)) ==
+        std::vector<double>{0, 0.5, 0.5});
+  tg::Tensor y = tg::tensor({{2., 2., 5.}, {1., 0., 0.}});
+  y.requires_grad_();
+  CHECK(vjp(tg::amin(y, {1}), y, tg::tensor({2., 4.})) == std::vector<double>{1, 1, 0, 0, 2, 2});
+}
+
+TEST_CASE("max / min backward: the gradient goes to the returned index only") {
+  tg::Tensor x = tg::tensor({{1., 5., 5.}, {7., 2., 7.}});
+  x.requires_grad_();
+  CHECK(vjp(std::get<0>(tg::max(x, 1)), x, tg::tensor({1., 2.})) ==
+        std::vector<double>{0, 1, 0, 2, 0, 0});
+  CHECK(vjp(std::get<0>(tg::min(x, 0, true)), x, tg::tensor({{1., 2., 3.}})) ==
+        std::vector<double>{1, 0, 3, 0, 2, 0});
+}

@@ -1,0 +1,378 @@
+// The op check: every sample of an op's spec through the forward, gradient, in-place and
+// reject checks. Each check appends one line per failure to the op's report.
+#include "opcheck.h"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <random>
+#include <sstream>
+
+#include <tapegrad/autograd/engine.h>
+#include <tapegrad/autograd/gradcheck.h>
+#include <tapegrad/core/copy.h>
+#include <tapegrad/core/error.h>
+#include <tapegrad/core/factories.h>
+#include <tapegrad/core/grad_mode.h>
+#include <tapegrad/core/operators.h>
+
+#include "samples.h"
+
+namespace tg::opcheck {
+namespace {
+
+using registry::OpInfo;
+using registry::Value;
+
+// Row-major bytes of t (through a contiguous CPU copy).
+std::vector<unsigned char> bytes_of(const Tensor& t) {
+  Tensor host = t.device().is_cpu() ? t : t.cpu();
+  Tensor c = empty(host.shape(), host.dtype());
+  copy_data(c, host);
+  const auto* p = static_cast<const unsigned char*>(c.data_ptr());
+  return {p, p + c.numel() * static_cast<int64_t>(itemsize(c.dtype()))};
+}
+
+std::string describe(const Tensor& t) {
+  return t.defined() ? std::string(dtype_name(t.dtype())) + t.shape().str() : "undefined";
+}
+
+// "" when got and want agree (same shape and dtype; bit for bit, or within atol + rtol * |want|
+// when tolerant); otherwise what differs first.
+std::string difference(const Tensor& got, const Tensor& want, bool tolerant = false,
+                       double atol = 0, double rtol = 0) {
+  if (!got.defined() || !want.defined())
+    return got.defined() == want.defined() ? "" : "got " + describe(got) + ", expected " + describe(want);
+  if (got.shape() != want.shape() || (!tolerant && got.dtype() != want.dtype()))
+    return "got " + describe(got) + ", expected " + describe(want);
+  if (!tolerant && bytes_of(got) == bytes_of(want)) return "";
+  std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
+  for (size_t k = 0; k < g.size(); ++k) {
+    const bool same = tolerant ? std::abs(g[k] - w[k]) <= atol + rtol * std::abs(w[k])
+                               : g[k] == w[k] || (std::isnan(g[k]) && std::isnan(w[k]));
+    if (same) continue;
+    std::ostringstream os;
+    os.precision(17);
+    os << "element " << k << " (row-major) is " << g[k] << ", expected " << w[k];
+    return os.str();
+  }
+  return tolerant ? "" : "the values differ in their bits (signed zero or NaN payload)";
+}
+
+// Seeded values uniform in [-1, 1), shaped like t.
+Tensor random_like(const Tensor& t, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Tensor host = empty(t.shape(), kFloat64);
+  double* p = host.data<double>();
+  for (int64_t k = 0; k < t.numel(); ++k) p[k] = static_cast<double>(rng() >> 11) * 0x1.0p-52 - 1.0;
+  Tensor out = empty(t.shape(), t.dtype(), t.device());
+  copy_data(out, host);
+  return out;
+}
+
+const char* error_kind(const Error& e) {
+  if (dynamic_cast<const IndexError*>(&e)) return "IndexError";
+  if (dynamic_cast<const ValueError*>(&e)) return "ValueError";
+  if (dynamic_cast<const TypeError*>(&e)) return "TypeError";
+  return "Error";
+}
+
+// Every input's layout and bytes, to show that a call left them alone.
+struct Snapshot {
+  std::vector<Shape> shapes, strides;
+  std::vector<std::vector<unsigned char>> bytes;
+};
+
+Snapshot snapshot(const std::vector<Value>& args, const std::vector<TensorSlot>& slots) {
+  Snapshot s;
+  for (const TensorSlot& slot : slots) {
+    const Tensor& t = tensor_at(args, slot);
+    s.shapes.push_back(t.shape());
+    s.strides.push_back(t.strides());
+    s.bytes.push_back(bytes_of(t));
+  }
+  return s;
+}
+
+class OpChecker {
+ public:
+  OpChecker(const OpInfo& op, const Options& options) : op_(op), options_(options) {
+    report_.op = op.name;
+    for (size_t i = 0; i < op.args.size(); ++i)
+      if (op.args[i].name == "self") self_arg_ = static_cast<int>(i);
+  }
+
+  OpReport run() {
+    std::vector<Sample> samples;
+    try {
+      samples = parse_samples(op_, op_.samples_json);
+    } catch (const std::exception& e) {
+      failure("samples", e.what());
+    }
+    report_.samples = static_cast<int>(samples.size());
+    if (samples.empty() && report_.failures == 0) failure("samples", "the spec has no samples");
+    for (const Sample& s : samples) {
+      std::vector<DType> dtypes = sample_dtypes(op_, s);
+      if (dtypes.empty()) failure("sample " + std::to_string(s.index), "runs in no dtype the op supports");
+      for (DType dtype : dtypes) {
+        std::string where = "sample " + std::to_string(s.index) + " [" + dtype_name(dtype) + "]";
+        try {
+          Case c = materialize(op_, s, dtype, sample_seed(op_.name, s.index));
+          where += " (" + describe_args(op_, c.args) + ")";
+          if (s.reject.empty()) {
+            check_case(s, dtype, c, where);
+          } else {
+            check_reject(s, c, where);
+          }
+        } catch (const std::exception& e) {
+          failure(where, std::string("unexpected error: ") + e.what());
+        }
+      }
+    }
+    report_.ok = report_.failures == 0;
+    return report_;
+  }
+
+ private:
+  void failure(const std::string& where, const std::string& what) {
+    ++report_.failures;
+    report_.report += where + ": " + what + "\n";
+  }
+  void passed(const std::string& where, const std::string& what) {
+    if (options_.verbose) report_.report += where + ": " + what + "\n";
+  }
+
+  // Names the inputs whose layout or bytes differ from `before` ("" when none).
+  std::string changed(const std::vector<Value>& args, const std::vector<TensorSlot>& slots,
+                      const Snapshot& before, int skip_arg = -1) const {
+    std::string names;
+    for (size_t k = 0; k < slots.size(); ++k) {
+      if (static_cast<int>(slots[k].arg) == skip_arg) continue;
+      const Tensor& t = tensor_at(args, slots[k]);
+      if (t.shape() == before.shapes[k] && t.strides() == before.strides[k] && bytes_of(t) == before.bytes[k])
+        continue;
+      names += (names.empty() ? "" : ", ") + op_.args[slots[k].arg].name;
+      if (slots[k].item >= 0) names += "[" + std::to_string(slots[k].item) + "]";
+    }
+    return names;
+  }
+
+  bool output_differentiable(size_t i) const {
+    return i >= op_.returns.size() || op_.returns[i].differentiable;
+  }
+
+  // A sample that must succeed: forward, method, in-place, gradients.
+  void check_case(const Sample& s, DType dtype, const Case& c, const std::string& where) {
+    Snapshot before = snapshot(c.args, c.tensors);
+    std::vector<Tensor> outs;
+    ++report_.forward;
+    try {
+      outs = op_.call(c.args);
+    } catch (const std::exception& e) {
+      failure(where, std::string("forward threw: ") + e.what());
+      return;
+    }
+    if (outs.empty() || (!op_.returns.empty() && outs.size() != op_.returns.size())) {
+      failure(where, "forward returned " + std::to_string(outs.size()) + " outputs, the spec declares " +
+                         std::to_string(std::max<size_t>(op_.returns.size(), 1)));
+      return;
+    }
+    if (std::string names = changed(c.args, c.tensors, before); !names.empty())
+      failure(where, "forward modified its input " + names);
+    if (op_.call_method) {
+      std::vector<Tensor> m = op_.call_method(c.args);
+      for (size_t i = 0; i < outs.size(); ++i) {
+        std::string diff = i < m.size() ? difference(m[i], outs[i]) : "missing";
+        if (!diff.empty()) failure(where, "method output " + std::to_string(i) + " differs from the function's: " + diff);
+      }
+    }
+    passed(where, "forward ok: " + describe(outs[0]));
+    if (op_.call_inplace && self_arg_ >= 0) check_inplace(s, dtype, c, outs[0], where);
+    if (options_.gradcheck && dtype == kFloat64 && op_.differentiable && !s.no_grad)
+      check_gradients(s, c, where);
+  }
+
+  // gradcheck / gradgradcheck of op.call w.r.t. its float64 differentiable tensors.
+  void check_gradients(const Sample& s, const Case& c, const std::string& where) {
+    std::vector<TensorSlot> slots;
+    std::vector<Tensor> inputs;
+    std::string names;
+    for (const TensorSlot& slot : c.tensors) {
+      const Tensor& t = tensor_at(c.args, slot);
+      if (!slot.grad || t.dtype() != kFloat64) continue;
+      names += " " + std::to_string(slots.size()) + "=" + op_.args[slot.arg].name +
+               (slot.item >= 0 ? "[" + std::to_string(slot.item) + "]" : "");
+      slots.push_back(slot);
+      Tensor leaf = t.detach();
+      leaf.requires_grad_(true);
+      inputs.push_back(leaf);
+    }
+    if (slots.empty()) return;
+    auto fn = [&](const std::vector<Tensor>& xs) {
+      std::vector<Value> args = c.args;
+      for (size_t k = 0; k < slots.size(); ++k) tensor_at(args, slots[k]) = xs[k];
+      std::vector<Tensor> outs = op_.call(args);
+      for (size_t i = 0; i < outs.size(); ++i)
+        if (!output_differentiable(i)) outs[i] = Tensor();  // indices and the like: not checked
+      return outs;
+    };
+    autograd::GradcheckOptions gopt;
+    gopt.seed = sample_seed(op_.name, s.index);
+    ++report_.gradchecks;
+    autograd::GradcheckResult r = autograd::gradcheck(fn, inputs, gopt);
+    if (!r.ok) {
+      failure(where, "gradcheck (inputs:" + names + "): " + r.report);
+      return;  // gradgradcheck would fail on the same formula
+    }
+    passed(where, r.report);
+    if (!options_.gradgradcheck || s.no_gradgrad) return;
+    ++report_.gradgradchecks;
+    r = autograd::gradgradcheck(fn, inputs, gopt);
+    if (!r.ok) {
+      failure(where, "gradgradcheck (inputs:" + names + "): " + r.report);
+    } else {
+      passed(where, r.report);
+    }
+  }
+
+  // The in-place variant on clones: equal to the out-of-place result cast to self's dtype, or a
+  // tg::Error that leaves everything unchanged when that result cannot be written into self.
+  void check_inplace(const Sample& s, DType dtype, const Case& c, const Tensor& expected,
+                     const std::string& where) {
+    std::vector<Value> args = clone_args(c.args);
+    const Tensor self = std::get<Tensor>(args[static_cast<size_t>(self_arg_)]);
+    const bool fits = expected.shape() == self.shape() && can_cast(expected.dtype(), self.dtype());
+    Snapshot before = snapshot(args, c.tensors);
+    const uint64_t version = self.version();
+    ++report_.inplace;
+    if (!fits) {
+      try {
+        op_.call_inplace(args);
+        failure(where, "in-place succeeded, but the result (" + describe(expected) +
+                           ") cannot be written into self (" + describe(self) + ")");
+      } catch (const Error&) {
+        if (std::string names = changed(args, c.tensors, before); !names.empty())
+          failure(where, "the rejected in-place call modified " + names);
+      } catch (const std::exception& e) {
+        failure(where, std::string("in-place threw a non-tg::Error: ") + e.what());
+      }
+      return;
+    }
+    std::vector<Tensor> result;
+    try {
+      result = op_.call_inplace(args);
+    } catch (const std::exception& e) {
+      failure(where, std::string("in-place threw: ") + e.what());
+      return;
+    }
+    if (result.size() != 1 || !result[0].is_same(self)) failure(where, "in-place did not return self");
+    Tensor want = empty(self.shape(), self.dtype(), self.device());
+    copy_data(want, expected);
+    if (std::string diff = difference(self, want); !diff.empty())
+      failure(where, "in-place result differs from the out-of-place one cast to " +
+                         std::string(dtype_name(self.dtype())) + ": " + diff);
+    if (self.version() == version) failure(where, "in-place did not bump self's version counter");
+    if (std::string names = changed(args, c.tensors, before, self_arg_); !names.empty())
+      failure(where, "in-place modified an input other than self: " + names);
+    if (options_.gradcheck && dtype == kFloat64 && op_.differentiable && !s.no_grad)
+      check_inplace_grad(s, c, where);
+  }
+
+  // Under autograd, self = x * 1 (not a leaf): the in-place result's gradient w.r.t. x equals the
+  // out-of-place result's.
+  void check_inplace_grad(const Sample& s, const Case& c, const std::string& where) {
+    const size_t self_pos = static_cast<size_t>(self_arg_);
+    const Tensor& self = std::get<Tensor>(c.args[self_pos]);
+    const bool self_grad = std::any_of(c.tensors.begin(), c.tensors.end(), [&](const TensorSlot& t) {
+      return t.arg == self_pos && t.grad;
+    });
+    if (!self_grad || self.dtype() != kFloat64 || !output_differentiable(0)) return;
+    EnableGradGuard grad_on;
+    Tensor x = clone_tensor(self);
+    x.requires_grad_(true);
+    std::vector<Value> args = c.args;
+    args[self_pos] = x * 1.0;
+    Tensor y = op_.call(args)[0];
+    if (!y.requires_grad()) return;  // gradcheck reports a missing gradient
+    Tensor g = random_like(y, sample_seed(op_.name, s.index) + 1);
+    Tensor want = autograd::grad({y}, {x}, {g})[0];
+    Tensor non_leaf = x * 1.0;
+    args[self_pos] = non_leaf;
+    Tensor got;
+    try {
+      op_.call_inplace(args);
+      got = autograd::grad({non_leaf}, {x}, {g})[0];
+    } catch (const std::exception& e) {
+      failure(where, std::string("in-place on a non-leaf that requires grad threw: ") + e.what());
+      return;
+    }
+    if (std::string diff = difference(got, want, true, 1e-12, 1e-10); !diff.empty()) {
+      failure(where, "in-place gradient w.r.t. self differs from the out-of-place one: " + diff);
+    } else {
+      passed(where, "in-place ok (values and gradient)");
+    }
+  }
+
+  // A reject sample: the function (and the in-place variant) throw the expected tg::Error and
+  // leave every input as it was.
+  void check_reject(const Sample& s, const Case& c, const std::string& where) {
+    ++report_.rejects;
+    expect_rejected(s, "", op_.call, clone_args(c.args), c, where);
+    if (op_.call_inplace) expect_rejected(s, "_", op_.call_inplace, clone_args(c.args), c, where);
+  }
+
+  void expect_rejected(const Sample& s, const std::string& suffix, registry::BoxedFn fn,
+                       const std::vector<Value>& args, const Case& c, const std::string& where) {
+    const std::string variant = op_.name + suffix;
+    Snapshot before = snapshot(args, c.tensors);
+    try {
+      fn(args);
+      failure(where, variant + " succeeded; expected an error containing '" + s.reject + "'");
+      return;
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      bool named = msg.find("[" + op_.name + "]") != std::string::npos ||
+                   msg.find("[" + variant + "]") != std::string::npos;
+      if (!named || msg.find(s.reject) == std::string::npos)
+        failure(where, variant + " threw \"" + msg + "\"; expected [" + op_.name + "] and '" + s.reject + "'");
+      if (!s.error.empty() && s.error != "Error" && s.error != error_kind(e))
+        failure(where, variant + " threw " + error_kind(e) + ", expected " + s.error + ": " + msg);
+    } catch (const std::exception& e) {
+      failure(where, variant + " threw a non-tg::Error: " + e.what());
+    }
+    if (std::string names = changed(args, c.tensors, before); !names.empty())
+      failure(where, variant + " was rejected but modified " + names);
+    else
+      passed(where, variant + " rejected as expected");
+  }
+
+  const OpInfo& op_;
+  const Options& options_;
+  OpReport report_;
+  int self_arg_ = -1;  // position of the arg named self (in-place target)
+};
+
+}  // namespace
+
+OpReport check_op(const OpInfo& op, const Options& options) { return OpChecker(op, options).run(); }
+
+std::vector<OpReport> check_ops(const Options& options) {
+  std::vector<OpReport> reports;
+  if (!options.only_op.empty()) {
+    if (const OpInfo* op = registry::find_op(options.only_op)) {
+      reports.push_back(check_op(*op, options));
+    } else {
+      OpReport r;
+      r.op = options.only_op;
+      r.ok = false;
+      r.failures = 1;
+      r.report = "unknown op '" + options.only_op + "'\n";
+      reports.push_back(r);
+    }
+    return reports;
+  }
+  for (const OpInfo& op : registry::all_ops()) reports.push_back(check_op(op, options));
+  return reports;
+}
+
+}  // namespace tg::opcheck

@@ -1,0 +1,35 @@
+#pragma once
+// The op check: runs every sample of a registered op's spec in every dtype it supports and checks
+// the forward (function vs method), gradcheck and gradgradcheck in float64, the in-place variant
+// against the out-of-place one (values and gradients), and that reject samples throw the right
+// tg::Error and leave every input unchanged. tools/opcheck/main.cpp runs it over all ops; the
+// generated doctest suite runs it op by op.
+#include <string>
+#include <vector>
+
+#include <tapegrad/ops/registry.h>
+
+namespace tg::opcheck {
+
+struct Options {
+  bool gradcheck = true;
+  bool gradgradcheck = true;
+  bool verbose = false;  // also list the checks that passed in the report
+  std::string only_op;   // check_ops: run this op only
+};
+
+struct OpReport {
+  std::string op;
+  bool ok = true;
+  // Counts of checks run (a sample in two dtypes counts twice, except in `samples`).
+  int samples = 0, forward = 0, gradchecks = 0, gradgradchecks = 0, inplace = 0, rejects = 0,
+      failures = 0;
+  std::string report;  // one line per failure (and per passed check when verbose)
+};
+
+/// Runs every check on one op.
+OpReport check_op(const registry::OpInfo& op, const Options& options = {});
+/// check_op over every registered op (or options.only_op; an unknown name is a failed report).
+std::vector<OpReport> check_ops(const Options& options = {});
+
+}  // namespace tg::opcheck

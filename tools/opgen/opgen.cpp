@@ -1,0 +1,891 @@
+// opgen: reads ops/specs/*.json and writes the generated C++ of tapegrad into the build tree:
+//   functions.h       public functions in namespace tg (+ in-place variants)
+//   tensor_methods.h  Tensor methods (included inside class Tensor)
+//   kernels.h         declarations of every kernel named in a spec
+//   ops_internal.h    the per-op dispatch tables (shared by ops.cpp and autograd.cpp)
+//   ops.cpp           front ends (checks + dispatch), methods, in-place variants, kernel registration
+//   autograd.cpp      one Node per differentiable op and its Autograd kernel
+//   registry.cpp      the run-time registry (names, args, samples, boxed calls)
+//   spec_tests.cpp    one doctest case per op, running the op check on its samples
+// A bad spec stops the build with "file: op 'name': key 'k': what is wrong".
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+struct SpecError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Arg {
+  std::string name, type;
+  json default_value;
+  bool has_default = false;
+  bool differentiable = true;
+  std::vector<std::string> dtypes;
+  std::vector<std::string> allowed;
+  bool is_tensor() const { return type == "Tensor" || type == "Tensor?" || type == "Tensor[]"; }
+  bool is_diff_tensor() const { return is_tensor() && differentiable; }
+};
+
+struct Ret {
+  std::string name;
+  bool differentiable = true;
+};
+
+struct Op {
+  std::string file, name, doc;
+  std::vector<Arg> args;
+  std::vector<Ret> rets;
+  std::set<std::string> variants;
+  std::vector<std::string> dtypes;
+  std::vector<std::pair<std::string, std::string>> kernels;  // key -> function
+  std::vector<std::pair<std::string, std::string>> backward; // input -> formula (arg order)
+  bool differentiable = true;
+  json samples;
+
+  bool has_variant(const std::string& v) const { return variants.count(v) > 0; }
+  const Arg* find_arg(const std::string& n) const {
+    for (const auto& a : args)
+      if (a.name == n) return &a;
+    return nullptr;
+  }
+  const Ret* find_ret(const std::string& n) const {
+    for (const auto& r : rets)
+      if (r.name == n) return &r;
+    return nullptr;
+  }
+  std::vector<const Arg*> diff_inputs() const {
+    std::vector<const Arg*> v;
+    for (const auto& a : args)
+      if (a.is_diff_tensor()) v.push_back(&a);
+    return v;
+  }
+  size_t num_diff_outputs() const {
+    return static_cast<size_t>(std::count_if(rets.begin(), rets.end(), [](const Ret& r) { return r.differentiable; }));
+  }
+};
+
+[[noreturn]] void spec_fail(const Op& op, const std::string& key, const std::string& what) {
+  throw SpecError(op.file + ": op '" + op.name + "': key '" + key + "': " + what);
+}
+
+const std::set<std::string> kArgTypes = {"Tensor", "Tensor?", "Tensor[]", "int",   "int?",
+                                         "int[]",  "float",   "Scalar",   "Scalar?", "bool",
+                                         "string", "DType",   "DType?",   "Device"};
+const std::vector<std::string> kAllDtypes = {"bool", "int32", "int64", "float32", "float64"};
+const std::vector<std::string> kKnownDtypes = {"bool", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
+const std::set<std::string> kKernelKeys = {"CPU", "CUDA", "Default"};
+
+std::vector<std::string> expand_dtypes(const Op& op, const std::string& key, const json& j) {
+  std::vector<std::string> out;
+  for (const auto& d : j) {
+    if (!d.is_string()) spec_fail(op, key, "dtype names must be strings");
+    std::string s = d.get<std::string>();
+    if (s == "all") {
+      out.insert(out.end(), kAllDtypes.begin(), kAllDtypes.end());
+    } else if (s == "floating") {
+      out.insert(out.end(), {"float32", "float64"});
+    } else if (s == "integral") {
+      out.insert(out.end(), {"int32", "int64"});
+    } else if (std::find(kKnownDtypes.begin(), kKnownDtypes.end(), s) != kKnownDtypes.end()) {
+      out.push_back(s);
+    } else {
+      spec_fail(op, key, "unknown dtype '" + s + "'");
+    }
+  }
+  return out;
+}
+
+void check_keys(const Op& op, const std::string& where, const json& obj, const std::set<std::string>& allowed) {
+  for (const auto& [k, v] : obj.items())
+    if (!allowed.count(k)) spec_fail(op, where.empty() ? k : where + "." + k, "unknown key");
+}
+
+Op parse_op(const std::string& file, const json& j) {
+  Op op;
+  op.file = file;
+  if (!j.is_object()) throw SpecError(file + ": each op must be a JSON object");
+  op.name = j.value("name", "");
+  if (op.name.empty()) throw SpecError(file + ": an op has no 'name'");
+  check_keys(op, "", j,
+             {"name", "doc", "args", "returns", "variants", "dtypes", "kernels", "backward",
+              "differentiable", "samples"});
+  if (!j.contains("doc")) spec_fail(op, "doc", "missing (one line describing the op)");
+  op.doc = j["doc"].get<std::string>();
+  if (!j.contains("args") || !j["args"].is_array()) spec_fail(op, "args", "missing or not a list");
+  for (const auto& ja : j["args"]) {
+    Arg a;
+    a.name = ja.value("name", "");
+    if (a.name.empty()) spec_fail(op, "args", "an argument has no name");
+    check_keys(op, "args." + a.name, ja, {"name", "type", "default", "differentiable", "dtypes", "dtype", "allowed"});
+    a.type = ja.value("type", "");
+    if (!kArgTypes.count(a.type)) spec_fail(op, "args." + a.name + ".type", "unknown type '" + a.type + "'");
+    if (ja.contains("default")) {
+      a.has_default = true;
+      a.default_value = ja["default"];
+    }
+    a.differentiable = ja.value("differentiable", true);
+    if (ja.contains("dtype")) a.dtypes = expand_dtypes(op, "args." + a.name + ".dtype", json::array({ja["dtype"]}));
+    if (ja.contains("dtypes")) a.dtypes = expand_dtypes(op, "args." + a.name + ".dtypes", ja["dtypes"]);
+    if (ja.contains("allowed")) a.allowed = ja["allowed"].get<std::vector<std::string>>();
+    if (op.find_arg(a.name)) spec_fail(op, "args." + a.name, "duplicate argument");
+    op.args.push_back(a);
+  }
+  if (j.contains("returns")) {
+    for (const auto& jr : j["returns"]) {
+      Ret r;
+      r.name = jr.value("name", "result");
+      r.differentiable = jr.value("differentiable", true);
+      if (jr.value("type", "Tensor") != "Tensor") spec_fail(op, "returns." + r.name, "only Tensor returns are supported");
+      op.rets.push_back(r);
+    }
+  } else {
+    op.rets.push_back({"result", true});
+  }
+  if (op.rets.empty()) spec_fail(op, "returns", "an op returns at least one Tensor");
+  json variants = j.value("variants", json::array({"function", "method"}));
+  for (const auto& v : variants) {
+    std::string s = v.get<std::string>();
+    if (s != "function" && s != "method" && s != "inplace") spec_fail(op, "variants", "unknown variant '" + s + "'");
+    op.variants.insert(s);
+  }
+  op.dtypes = expand_dtypes(op, "dtypes", j.value("dtypes", json::array({"all"})));
+  if (!j.contains("kernels") || !j["kernels"].is_object() || j["kernels"].empty())
+    spec_fail(op, "kernels", "missing: name at least one kernel, e.g. {\"CPU\": \"cpu::" + op.name + "\"}");
+  for (const auto& [k, v] : j["kernels"].items()) {
+    if (!kKernelKeys.count(k)) spec_fail(op, "kernels." + k, "unknown dispatch key (CPU, CUDA, Default)");
+    std::string fn = v.get<std::string>();
+    if (fn.find("::") == std::string::npos) spec_fail(op, "kernels." + k, "qualify the kernel from tg::, e.g. cpu::" + fn);
+    op.kernels.emplace_back(k, fn);
+  }
+  op.differentiable = j.value("differentiable", true);
+  json backward = j.value("backward", json::object());
+  for (const auto& [input, formula] : backward.items()) {
+    const Arg* a = op.find_arg(input);
+    if (!a) spec_fail(op, "backward." + input, "no argument named '" + input + "'");
+    if (!a->is_diff_tensor()) spec_fail(op, "backward." + input, "argument is not a differentiable Tensor");
+    if (!formula.is_string()) spec_fail(op, "backward." + input, "formula must be a string");
+  }
+  for (const auto& a : op.args)  // keep argument order
+    if (backward.contains(a.name)) op.backward.emplace_back(a.name, backward[a.name].get<std::string>());
+  if (op.differentiable) {
+    for (const auto* a : op.diff_inputs())
+      if (!backward.contains(a->name))
+        spec_fail(op, "backward", "no formula for differentiable input '" + a->name +
+                                      "' (add one, or mark the arg \"differentiable\": false)");
+    if (op.num_diff_outputs() == 0) spec_fail(op, "returns", "a differentiable op needs a differentiable output");
+    if (op.backward.empty()) spec_fail(op, "backward", "a differentiable op needs at least one formula");
+  } else if (!op.backward.empty()) {
+    spec_fail(op, "backward", "op is marked \"differentiable\": false but has formulas");
+  }
+  size_t lists = 0;
+  for (const auto* a : op.diff_inputs()) lists += a->type == "Tensor[]";
+  if (lists > 0 && op.diff_inputs().size() > 1)
+    spec_fail(op, "args", "a Tensor[] input must be the only differentiable input");
+  if ((op.has_variant("method") || op.has_variant("inplace")) &&
+      (!op.find_arg("self") || op.find_arg("self")->type != "Tensor"))
+    spec_fail(op, "variants", "method and inplace variants need a Tensor arg named 'self'");
+  if (op.has_variant("inplace") && op.rets.size() != 1) spec_fail(op, "variants", "inplace needs exactly one output");
+  if (!j.contains("samples") || !j["samples"].is_array() || j["samples"].empty())
+    spec_fail(op, "samples", "missing: give at least one sample");
+  op.samples = j["samples"];
+  for (const auto& s : op.samples) {
+    if (!s.is_object()) spec_fail(op, "samples", "each sample is an object");
+    for (const auto& [k, v] : s.items()) {
+      static const std::set<std::string> meta = {"dtypes", "no_grad", "no_gradgrad", "reject", "error", "why"};
+      if (!meta.count(k) && !op.find_arg(k)) spec_fail(op, "samples", "sample names unknown argument '" + k + "'");
+    }
+  }
+  return op;
+}
+
+// ---- C++ text helpers --------------------------------------------------------------------------
+
+std::string cpp_param_type(const std::string& t) {
+  static const std::map<std::string, std::string> m = {
+      {"Tensor", "const Tensor&"}, {"Tensor?", "const Tensor&"}, {"Tensor[]", "const std::vector<Tensor>&"},
+      {"int", "int64_t"}, {"int?", "std::optional<int64_t>"}, {"int[]", "IntArrayRef"},
+      {"float", "double"}, {"Scalar", "const Scalar&"}, {"Scalar?", "const std::optional<Scalar>&"},
+      {"bool", "bool"}, {"string", "const std::string&"}, {"DType", "DType"},
+      {"DType?", "std::optional<DType>"}, {"Device", "Device"}};
+  return m.at(t);
+}
+
+std::string cpp_saved_type(const std::string& t) {
+  static const std::map<std::string, std::string> m = {
+      {"int", "int64_t"}, {"int?", "std::optional<int64_t>"}, {"int[]", "std::vector<int64_t>"},
+      {"float", "double"}, {"Scalar", "Scalar"}, {"Scalar?", "std::optional<Scalar>"},
+      {"bool", "bool"}, {"string", "std::string"}, {"DType", "DType"},
+      {"DType?", "std::optional<DType>"}, {"Device", "Device"}};
+  return m.at(t);
+}
+
+std::string dtype_constant(const std::string& name) {
+  static const std::map<std::string, std::string> m = {
+      {"bool", "kBool"}, {"int32", "kInt32"}, {"int64", "kInt64"}, {"float16", "kFloat16"},
+      {"bfloat16", "kBFloat16"}, {"float32", "kFloat32"}, {"float64", "kFloat64"}};
+  auto it = m.find(name);
+  return it == m.end() ? "" : it->second;
+}
+
+std::string cpp_default(const Op& op, const Arg& a) {
+  const json& d = a.default_value;
+  const std::string key = "args." + a.name + ".default";
+  if (d.is_null()) {
+    if (a.type == "Tensor?") return "{}";
+    if (a.type.back() == '?') return "std::nullopt";
+    spec_fail(op, key, "null default needs an optional type");
+  }
+  if (a.type == "int[]") {
+    if (!d.is_array()) spec_fail(op, key, "int[] default must be a list");
+    std::string s = "{";
+    for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i].get<int64_t>());
+    return s + "}";
+  }
+  if (a.type == "string") return d.dump();
+  if (a.type == "DType" || a.type == "DType?") {
+    std::string c = dtype_constant(d.get<std::string>());
+    if (c.empty()) spec_fail(op, key, "unknown dtype");
+    return c;
+  }
+  if (a.type == "Device") return d.get<std::string>() == "cuda" ? "Device(kCUDA)" : "Device(kCPU)";
+  if (a.type == "bool") return d.get<bool>() ? "true" : "false";
+  if (d.is_number_integer()) return std::to_string(d.get<int64_t>());
+  if (d.is_number_float()) {
+    std::ostringstream os;
+    os.precision(17);
+    os << d.get<double>();
+    std::string s = os.str();
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return s;
+  }
+  if (d.is_boolean()) return d.get<bool>() ? "true" : "false";
+  spec_fail(op, key, "unsupported default value " + d.dump());
+}
+
+std::string return_type(const Op& op) {
+  if (op.rets.size() == 1) return "Tensor";
+  std::string s = "std::tuple<";
+  for (size_t i = 0; i < op.rets.size(); ++i) s += (i ? ", Tensor" : "Tensor");
+  return s + ">";
+}
+
+// "const Tensor& self, const Scalar& alpha = 1"; skip_self drops the self arg (methods).
+std::string params(const Op& op, bool with_defaults, bool skip_self = false) {
+  std::string s;
+  for (const auto& a : op.args) {
+    if (skip_self && a.name == "self") continue;
+    if (!s.empty()) s += ", ";
+    s += cpp_param_type(a.type) + " " + a.name;
+    if (with_defaults && a.has_default) s += " = " + cpp_default(op, a);
+  }
+  return s;
+}
+
+std::string arg_names(const Op& op, const std::string& self_replacement = "") {
+  std::string s;
+  for (const auto& a : op.args) {
+    if (!s.empty()) s += ", ";
+    s += (a.name == "self" && !self_replacement.empty()) ? self_replacement : a.name;
+  }
+  return s;
+}
+
+std::string camel(const std::string& snake) {
+  std::string out;
+  bool up = true;
+  for (char c : snake) {
+    if (c == '_') {
+      up = true;
+      continue;
+    }
+    out += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    up = false;
+  }
+  return out;
+}
+
+std::string cpp_string_literal(const std::string& s) { return json(s).dump(); }
+
+// ---- backward formula analysis -----------------------------------------------------------------
+
+// What a formula needs saved. "X_shape"-style names come from rewriting X.shape() etc.
+struct FormulaUse {
+  std::string text;                 // formula with X.shape() rewritten to X_shape
+  std::set<std::string> names;      // referenced saved names (args, outputs, X_shape, ...)
+  bool uses_grad = false, uses_grads = false;
+};
+
+const std::vector<std::string> kTensorProps = {"shape", "dtype", "dim", "numel", "device"};
+
+std::string prop_type(const std::string& prop) {
+  if (prop == "shape") return "Shape";
+  if (prop == "dtype") return "DType";
+  if (prop == "device") return "Device";
+  return "int64_t";
+}
+
+FormulaUse analyse_formula(const Op& op, const std::string& input, const std::string& formula) {
+  FormulaUse use;
+  std::string text = formula;
+  std::set<std::string> tensorish;  // tensor args and outputs
+  for (const auto& a : op.args)
+    if (a.is_tensor() && a.type != "Tensor[]") tensorish.insert(a.name);
+  for (const auto& r : op.rets) tensorish.insert(r.name);
+  for (const auto& t : tensorish)
+    for (const auto& p : kTensorProps)
+      text = std::regex_replace(text, std::regex("\\b" + t + "\\s*\\.\\s*" + p + "\\s*\\(\\s*\\)"), t + "_" + p);
+  use.text = text;
+
+  static const std::set<std::string> kAllowedWords = {
+      "true", "false", "nullptr", "std", "Tensor", "Scalar", "Shape", "IntArrayRef", "int64_t",
+      "double", "float", "bool", "size_t", "auto", "static_cast", "const", "formulas", "tg"};
+  std::set<std::string> known = {"grad", "grads"};
+  for (const auto& a : op.args) known.insert(a.name);
+  for (const auto& r : op.rets) known.insert(r.name);
+  for (const auto& t : tensorish)
+    for (const auto& p : kTensorProps) known.insert(t + "_" + p);
+
+  size_t i = 0;
+  const std::string key = "backward." + input;
+  while (i < text.size()) {
+    char c = text[i];
+    if (c == '"' || c == '\'') {  // skip string/char literals
+      size_t j = i + 1;
+      while (j < text.size() && text[j] != c) j += text[j] == '\\' ? 2 : 1;
+      i = j + 1;
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {  // numbers, including 1e-6 and 2.5f
+      while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '.' ||
+                                 ((text[i] == '-' || text[i] == '+') && (text[i - 1] == 'e' || text[i - 1] == 'E'))))
+        ++i;
+      continue;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t j = i;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      std::string word = text.substr(i, j - i);
+      size_t before = i;
+      while (before > 0 && std::isspace(static_cast<unsigned char>(text[before - 1]))) --before;
+      bool member = before > 0 && (text[before - 1] == '.' || (before > 1 && text[before - 1] == ':' && text[before - 2] == ':') ||
+                                   (before > 1 && text[before - 1] == '>' && text[before - 2] == '-'));
+      size_t after = j;
+      while (after < text.size() && std::isspace(static_cast<unsigned char>(text[after]))) ++after;
+      bool call = after < text.size() && (text[after] == '(' || (text[after] == ':' && after + 1 < text.size() && text[after + 1] == ':') || text[after] == '<');
+      bool constant = word.size() > 1 && word[0] == 'k' && std::isupper(static_cast<unsigned char>(word[1]));
+      if (!member && !call && !constant && !kAllowedWords.count(word)) {
+        if (!known.count(word)) spec_fail(op, key, "unknown identifier '" + word + "' in formula \"" + formula + "\"");
+        if (word == "grad") {
+          use.uses_grad = true;
+        } else if (word == "grads") {
+          use.uses_grads = true;
+        } else {
+          use.names.insert(word);
+        }
+      }
+      i = j;
+      continue;
+    }
+    ++i;
+  }
+  return use;
+}
+
+// ---- code generation -----------------------------------------------------------------------------
+
+struct Out {
+  std::ostringstream functions_h, methods_h, kernels_h, internal_h, ops_cpp, autograd_cpp, registry_cpp, tests_cpp;
+};
+
+const char* kBanner = "// @generated from ops/specs/*.json by tools/opgen. Do not edit.\n";
+
+std::string fn_ptr_type(const Op& op) { return return_type(op) + " (*)(" + params(op, false) + ")"; }
+
+// Tensor args as a list of pointers, for checks and key sets (excludes Tensor[]).
+std::vector<const Arg*> plain_tensor_args(const Op& op) {
+  std::vector<const Arg*> v;
+  for (const auto& a : op.args)
+    if (a.type == "Tensor" || a.type == "Tensor?") v.push_back(&a);
+  return v;
+}
+
+std::string dtype_mask(const std::vector<std::string>& dtypes) {
+  std::string s;
+  for (const auto& d : dtypes) s += (s.empty() ? "" : " | ") + std::string("detail::dtype_bit(") + dtype_constant(d) + ")";
+  return s.empty() ? "0u" : s;
+}
+
+std::string dtype_list_text(const std::vector<std::string>& dtypes) {
+  std::string s;
+  for (const auto& d : dtypes) s += (s.empty() ? "" : ", ") + d;
+  return s;
+}
+
+void emit_front_end(const Op& op, Out& out) {
+  const std::string ret = return_type(op);
+  // Declarations.
+  out.functions_h << "/// " << op.doc << "\n" << ret << " " << op.name << "(" << params(op, true) << ");\n";
+  if (op.has_variant("inplace"))
+    out.functions_h << "/// In-place " << op.name << ": writes the result into self.\n"
+                    << "Tensor " << op.name << "_(" << params(op, true) << ");\n";
+  if (op.has_variant("method")) {
+    out.methods_h << "/// " << op.doc << "\n" << ret << " " << op.name << "(" << params(op, true, true) << ") const;\n";
+    if (op.has_variant("inplace"))
+      out.methods_h << "const Tensor& " << op.name << "_(" << params(op, true, true) << ") const;\n";
+  }
+  out.internal_h << "extern OpTable<" << fn_ptr_type(op) << "> " << op.name << "_table;\n";
+
+  // Definition: checks, key set, dispatch.
+  auto& c = out.ops_cpp;
+  c << "OpTable<" << fn_ptr_type(op) << "> " << op.name << "_table{\"" << op.name << "\", {}};\n\n";
+  c << ret << " " << op.name << "(" << params(op, false) << ") {\n";
+  c << "  constexpr const char* op = \"" << op.name << "\";\n";
+  c << "  DispatchKeySet keys;\n  const Tensor* first = nullptr;\n";
+  for (const auto& a : op.args) {
+    if (!a.is_tensor()) continue;
+    const auto& dts = a.dtypes.empty() ? op.dtypes : a.dtypes;
+    std::string check = "detail::check_tensor_arg(op, \"" + a.name + "\", ";
+    std::string tail = ", " + dtype_mask(dts) + ", \"" + dtype_list_text(dts) + "\", first, keys);\n";
+    if (a.type == "Tensor") {
+      c << "  " << check << a.name << tail;
+    } else if (a.type == "Tensor?") {
+      c << "  if (" << a.name << ".defined()) " << check << a.name << tail;
+    } else {
+      c << "  detail::check_tensor_list(op, \"" << a.name << "\", " << a.name << ", " << dtype_mask(dts)
+        << ", \"" << dtype_list_text(dts) << "\", first, keys);\n";
+    }
+  }
+  for (const auto& a : op.args)
+    if (a.type == "string" && !a.allowed.empty()) {
+      c << "  detail::check_choice(op, \"" << a.name << "\", " << a.name << ", {";
+      for (size_t i = 0; i < a.allowed.size(); ++i) c << (i ? ", " : "") << cpp_string_literal(a.allowed[i]);
+      c << "});\n";
+    }
+  if (!op.differentiable) c << "  keys = keys.remove(DispatchKey::Autograd);\n";
+  c << "  return " << op.name << "_table.lookup(select_key(keys))(" << arg_names(op) << ");\n}\n\n";
+
+  if (op.has_variant("inplace")) {
+    std::string others;
+    for (const auto* a : plain_tensor_args(op))
+      if (a->name != "self") others += (others.empty() ? "" : ", ") + std::string("&") + a->name;
+    c << "Tensor " << op.name << "_(" << params(op, false) << ") {\n"
+      << "  return detail::apply_inplace(\"" << op.name << "_\", self, {" << others << "},\n"
+      << "      [&](const Tensor& self_value) { return " << op.name << "(" << arg_names(op, "self_value") << "); });\n}\n\n";
+  }
+  if (op.has_variant("method")) {
+    std::string call_args = arg_names(op, "*this");
+    c << ret << " Tensor::" << op.name << "(" << params(op, false, true) << ") const {\n  return tg::" << op.name
+      << "(" << call_args << ");\n}\n\n";
+    if (op.has_variant("inplace"))
+      c << "const Tensor& Tensor::" << op.name << "_(" << params(op, false, true) << ") const {\n  tg::" << op.name
+        << "_(" << call_args << ");\n  return *this;\n}\n\n";
+  }
+}
+
+void emit_kernels(const Op& op, Out& out, std::ostringstream& registrations) {
+  for (const auto& [key, fn] : op.kernels) {
+    size_t pos = fn.rfind("::");
+    std::string ns = fn.substr(0, pos), name = fn.substr(pos + 2);
+    bool cuda = key == "CUDA";
+    if (cuda) out.kernels_h << "#ifdef TG_WITH_CUDA\n";
+    out.kernels_h << "namespace tg::" << ns << " { " << return_type(op) << " " << name << "(" << params(op, false) << "); }\n";
+    if (cuda) out.kernels_h << "#endif\n";
+    if (cuda) registrations << "#ifdef TG_WITH_CUDA\n";
+    if (key == "Default") {
+      registrations << "  " << op.name << "_table.set(DispatchKey::CPU, &" << fn << ");\n";
+      registrations << "#ifdef TG_WITH_CUDA\n  " << op.name << "_table.set(DispatchKey::CUDA, &" << fn << ");\n#endif\n";
+    } else {
+      registrations << "  " << op.name << "_table.set(DispatchKey::" << key << ", &" << fn << ");\n";
+    }
+    if (cuda) registrations << "#endif\n";
+  }
+}
+
+// Names of outputs as C++ expressions on `result`.
+std::string output_expr(const Op& op, size_t i) {
+  return op.rets.size() == 1 ? std::string("result") : "std::get<" + std::to_string(i) + ">(result)";
+}
+
+void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
+  if (!op.differentiable) return;
+  const std::string node = camel(op.name) + "Backward";
+  auto diff_inputs = op.diff_inputs();
+  bool list_input = diff_inputs.size() == 1 && diff_inputs[0]->type == "Tensor[]";
+
+  // Analyse every formula: which saved names each one needs.
+  std::vector<FormulaUse> uses;
+  std::set<std::string> saved;
+  for (const auto& [input, formula] : op.backward) {
+    uses.push_back(analyse_formula(op, input, formula));
+    saved.insert(uses.back().names.begin(), uses.back().names.end());
+  }
+  // Index of each input among the node's edges.
+  auto edge_index = [&](const std::string& input) {
+    for (size_t i = 0; i < diff_inputs.size(); ++i)
+      if (diff_inputs[i]->name == input) return i;
+    return size_t{0};
+  };
+  auto needed_condition = [&](const std::string& name) {  // save `name` if any input using it needs grad
+    std::string cond;
+    for (size_t k = 0; k < op.backward.size(); ++k)
+      if (uses[k].names.count(name)) {
+        std::string c = list_input ? "node->any_input_needs_grad()" : "node->needs_input_grad(" + std::to_string(edge_index(op.backward[k].first)) + ")";
+        if (cond.find(c) == std::string::npos) cond += (cond.empty() ? "" : " || ") + c;
+      }
+    return cond;
+  };
+  // Classify a saved name: tensor input, tensor list, output, property, or plain value.
+  struct Saved {
+    std::string name, member, member_type, unpack, store;
+    bool is_output = false;
+  };
+  std::vector<Saved> saved_items;
+  for (const auto& s : saved) {
+    Saved item;
+    item.name = s;
+    item.member = s + "_";
+    const Arg* a = op.find_arg(s);
+    const Ret* r = op.find_ret(s);
+    size_t us = s.rfind('_');
+    if (a && (a->type == "Tensor" || a->type == "Tensor?")) {
+      item.member_type = "autograd::SavedTensor";
+      item.store = "autograd::SavedTensor(" + s + ", false)";
+      item.unpack = "const Tensor " + s + " = " + item.member + ".unpack(*this);";
+    } else if (a && a->type == "Tensor[]") {
+      item.member_type = "std::vector<autograd::SavedTensor>";
+      item.store = "autograd::save_list(" + s + ")";
+      item.unpack = "const std::vector<Tensor> " + s + " = autograd::unpack_list(" + item.member + ", *this);";
+    } else if (a) {
+      item.member_type = cpp_saved_type(a->type);
+      item.store = a->type == "int[]" ? s + ".vec()" : s;
+      item.unpack = "const auto& " + s + " = " + item.member + ";";
+    } else if (r) {
+      size_t idx = static_cast<size_t>(r - op.rets.data());
+      item.member_type = "autograd::SavedTensor";
+      item.store = "autograd::SavedTensor(" + output_expr(op, idx) + ", " + (r->differentiable ? "true" : "false") + ")";
+      item.is_output = true;
+      item.unpack = "const Tensor " + s + " = " + item.member + ".unpack(*this);";
+    } else if (us != std::string::npos) {  // X_shape, X_dtype, ...
+      std::string base = s.substr(0, us), prop = s.substr(us + 1);
+      const Ret* rb = op.find_ret(base);
+      std::string src = rb ? output_expr(op, static_cast<size_t>(rb - op.rets.data())) : base;
+      item.member_type = prop_type(prop);
+      item.store = src + "." + prop + "()";
+      item.unpack = "const auto& " + s + " = " + item.member + ";";
+    }
+    saved_items.push_back(item);
+  }
+
+  auto& c = out.autograd_cpp;
+  c << "namespace generated {\n// " << op.name << ": " << op.doc << "\nstruct " << node << " final : autograd::Node {\n";
+  for (const auto& it : saved_items) c << "  " << it.member_type << " " << it.member << ";\n";
+  c << "  const char* name() const override { return \"" << node << "\"; }\n";
+  c << "  std::vector<std::pair<std::string, std::string>> formulas() const override {\n    return {";
+  for (size_t k = 0; k < op.backward.size(); ++k)
+    c << (k ? ", " : "") << "{" << cpp_string_literal(op.backward[k].first) << ", " << cpp_string_literal(op.backward[k].second) << "}";
+  c << "};\n  }\n";
+  c << "  void release_saved() override {\n";
+  for (const auto& it : saved_items)
+    if (it.member_type == "autograd::SavedTensor") c << "    " << it.member << ".reset();\n";
+    else if (it.member_type == "std::vector<autograd::SavedTensor>") c << "    for (auto& s : " << it.member << ") s.reset();\n";
+  c << "  }\n";
+  c << "  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {\n";
+  c << "    std::vector<Tensor> grad_inputs(next_edges.size());\n";
+  for (size_t k = 0; k < op.backward.size(); ++k) {
+    const auto& [input, formula] = op.backward[k];
+    const FormulaUse& u = uses[k];
+    if (list_input) {
+      c << "    if (any_input_needs_grad()) {\n";
+    } else {
+      c << "    if (needs_input_grad(" << edge_index(input) << ")) {\n";
+    }
+    if (u.uses_grad) c << "      const Tensor& grad = grads[0];\n";
+    for (const auto& it : saved_items)
+      if (u.names.count(it.name)) c << "      " << it.unpack << "\n";
+    c << "      // " << input << ": " << formula << "\n";
+    if (list_input) {
+      c << "      grad_inputs = " << u.text << ";\n";
+    } else {
+      c << "      grad_inputs[" << edge_index(input) << "] = " << u.text << ";\n";
+    }
+    c << "    }\n";
+  }
+  c << "    (void)grads;\n    return grad_inputs;\n  }\n};\n}  // namespace generated\n\n";
+
+  // The Autograd kernel: run below autograd, then record.
+  const std::string ret = return_type(op);
+  c << "static " << ret << " " << op.name << "_autograd(" << params(op, false) << ") {\n";
+  c << "  " << ret << " result;\n  {\n    AutoGradMode below_autograd(false);\n    result = tg::" << op.name << "("
+    << arg_names(op) << ");\n  }\n";
+  std::string inputs_list;
+  if (list_input) {
+    inputs_list = diff_inputs[0]->name;
+  } else {
+    inputs_list = "{";
+    for (size_t i = 0; i < diff_inputs.size(); ++i) inputs_list += (i ? ", &" : "&") + diff_inputs[i]->name;
+    inputs_list += "}";
+  }
+  c << "  if (!autograd::any_requires_grad(" << inputs_list << ")) return result;\n";
+  c << "  auto node = std::make_shared<generated::" << node << ">();\n";
+  c << "  autograd::collect_inputs(*node, " << inputs_list << ");\n";
+  std::string outs = "{";
+  bool first = true;
+  for (size_t i = 0; i < op.rets.size(); ++i)
+    if (op.rets[i].differentiable) {
+      outs += (first ? "&" : ", &") + output_expr(op, i);
+      first = false;
+    }
+  outs += "}";
+  for (const auto& it : saved_items) {
+    if (it.is_output) continue;
+    c << "  if (" << needed_condition(it.name) << ") node->" << it.member << " = " << it.store << ";\n";
+  }
+  c << "  autograd::set_history(node, " << outs << ");\n";
+  for (const auto& it : saved_items)
+    if (it.is_output) c << "  if (" << needed_condition(it.name) << ") node->" << it.member << " = " << it.store << ";\n";
+  c << "  return result;\n}\n\n";
+  registrations << "  " << op.name << "_table.set(DispatchKey::Autograd, &" << op.name << "_autograd);\n";
+}
+
+std::string unbox(const Op& op, const Arg& a, size_t i) {
+  std::string head = "(\"" + op.name + "\", args, " + std::to_string(i) + ")";
+  if (a.type == "Tensor") return "get<Tensor>" + head;
+  if (a.type == "Tensor?") return "get_optional_tensor" + head;
+  if (a.type == "Tensor[]") return "get<std::vector<Tensor>>" + head;
+  if (a.type == "int") return "get<int64_t>" + head;
+  if (a.type == "int?") return "get_optional_int" + head;
+  if (a.type == "int[]") return "get<std::vector<int64_t>>" + head;
+  if (a.type == "float") return "get<double>" + head;
+  if (a.type == "Scalar") return "get<Scalar>" + head;
+  if (a.type == "Scalar?") return "get_optional_scalar" + head;
+  if (a.type == "bool") return "get<bool>" + head;
+  if (a.type == "string") return "get<std::string>" + head;
+  if (a.type == "DType") return "get<DType>" + head;
+  if (a.type == "DType?") return "get_optional_dtype" + head;
+  return "get<Device>" + head;
+}
+
+std::string as_outputs(const Op& op, const std::string& call) {
+  if (op.rets.size() == 1) return "return {" + call + "};";
+  std::string s = "auto r = " + call + ";\n    return {";
+  for (size_t i = 0; i < op.rets.size(); ++i) s += (i ? ", " : "") + std::string("std::get<") + std::to_string(i) + ">(r)";
+  return s + "};";
+}
+
+void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
+  auto& c = out.registry_cpp;
+  std::string boxed_args, method_args, self_expr;
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    std::string u = unbox(op, op.args[i], i);
+    boxed_args += (i ? ", " : "") + u;
+    if (op.args[i].name == "self") {
+      self_expr = u;
+    } else {
+      method_args += (method_args.empty() ? "" : ", ") + u;
+    }
+  }
+  c << "std::vector<Tensor> call_" << op.name << "(const std::vector<Value>& args) {\n    "
+    << as_outputs(op, "tg::" + op.name + "(" + boxed_args + ")") << "\n}\n";
+  if (op.has_variant("method"))
+    c << "std::vector<Tensor> call_method_" << op.name << "(const std::vector<Value>& args) {\n    "
+      << as_outputs(op, self_expr + "." + op.name + "(" + method_args + ")") << "\n}\n";
+  if (op.has_variant("inplace"))
+    c << "std::vector<Tensor> call_inplace_" << op.name << "(const std::vector<Value>& args) {\n    return {tg::"
+      << op.name << "_(" << boxed_args << ")};\n}\n";
+  c << "\n";
+
+  auto strings = [](const std::vector<std::string>& v) {
+    std::string s = "{";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + cpp_string_literal(v[i]);
+    return s + "}";
+  };
+  auto& e = entries;
+  e << "  {\n    OpInfo o;\n    o.name = \"" << op.name << "\";\n    o.doc = " << cpp_string_literal(op.doc)
+    << ";\n    o.spec_file = " << cpp_string_literal(op.file) << ";\n";
+  for (const auto& a : op.args) {
+    const auto& dts = a.is_tensor() ? (a.dtypes.empty() ? op.dtypes : a.dtypes) : std::vector<std::string>{};
+    e << "    o.args.push_back({\"" << a.name << "\", \"" << a.type << "\", " << (a.differentiable ? "true" : "false")
+      << ", " << strings(dts) << ", " << strings(a.allowed) << ", " << (a.has_default ? "true" : "false") << ", "
+      << cpp_string_literal(a.has_default ? a.default_value.dump() : "") << "});\n";
+  }
+  for (const auto& r : op.rets)
+    e << "    o.returns.push_back({\"" << r.name << "\", " << (r.differentiable ? "true" : "false") << "});\n";
+  e << "    o.variants = " << strings(std::vector<std::string>(op.variants.begin(), op.variants.end())) << ";\n";
+  e << "    o.dtypes = " << strings(op.dtypes) << ";\n";
+  e << "    o.differentiable = " << (op.differentiable ? "true" : "false") << ";\n";
+  for (const auto& [input, formula] : op.backward)
+    e << "    o.formulas.emplace_back(" << cpp_string_literal(input) << ", " << cpp_string_literal(formula) << ");\n";
+  for (const auto& [key, fn] : op.kernels) {
+    if (key == "CUDA") e << "#ifdef TG_WITH_CUDA\n";
+    if (key == "Default") {
+      e << "    o.kernel_keys.push_back(\"CPU\");\n#ifdef TG_WITH_CUDA\n    o.kernel_keys.push_back(\"CUDA\");\n#endif\n";
+    } else {
+      e << "    o.kernel_keys.push_back(\"" << key << "\");\n";
+    }
+    if (key == "CUDA") e << "#endif\n";
+  }
+  e << "    o.samples_json = R\"tgjson(" << op.samples.dump() << ")tgjson\";\n";
+  e << "    o.call = &call_" << op.name << ";\n";
+  if (op.has_variant("method")) e << "    o.call_method = &call_method_" << op.name << ";\n";
+  if (op.has_variant("inplace")) e << "    o.call_inplace = &call_inplace_" << op.name << ";\n";
+  e << "    ops.push_back(std::move(o));\n  }\n";
+
+  out.tests_cpp << "TEST_CASE(\"op check: " << op.name << "\") {\n"
+                << "  const auto* op = tg::registry::find_op(\"" << op.name << "\");\n"
+                << "  REQUIRE(op != nullptr);\n"
+                << "  tg::opcheck::OpReport r = tg::opcheck::check_op(*op);\n"
+                << "  INFO(r.report);\n  CHECK(r.ok);\n}\n\n";
+}
+
+// A kernel named in a spec must be defined somewhere under the backend folders.
+void check_kernel_symbols(const std::vector<Op>& ops, const std::vector<fs::path>& dirs) {
+  std::vector<std::string> texts;
+  for (const auto& dir : dirs) {
+    if (!fs::exists(dir)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+      auto ext = e.path().extension();
+      if (ext != ".cpp" && ext != ".cu" && ext != ".h" && ext != ".cuh") continue;
+      std::ifstream in(e.path());
+      std::stringstream ss;
+      ss << in.rdbuf();
+      texts.push_back(ss.str());
+    }
+  }
+  for (const auto& op : ops)
+    for (const auto& [key, fn] : op.kernels) {
+      size_t pos = fn.rfind("::");
+      std::string ns = fn.substr(0, pos), name = fn.substr(pos + 2);
+      std::regex def("\\b" + name + "\\s*\\(");
+      std::string ns_last = ns.substr(ns.rfind(':') == std::string::npos ? 0 : ns.rfind(':') + 1);
+      bool found = std::any_of(texts.begin(), texts.end(), [&](const std::string& t) {
+        return t.find("namespace " + ns_last) != std::string::npos || t.find("namespace tg::" + ns) != std::string::npos
+                   ? std::regex_search(t, def)
+                   : false;
+      });
+      if (!found) spec_fail(op, "kernels." + key, "kernel '" + fn + "' is not defined in any backend source (looked for '" + name + "(' in a file with 'namespace " + ns_last + "')");
+    }
+}
+
+void write_if_changed(const fs::path& path, const std::string& text) {
+  std::ifstream in(path);
+  if (in) {
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (ss.str() == text) return;  // keep the timestamp: no needless rebuilds
+  }
+  std::ofstream outf(path);
+  outf << text;
+  if (!outf) throw std::runtime_error("cannot write " + path.string());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fs::path specs_dir, out_dir;
+  std::vector<fs::path> backend_dirs;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--specs") specs_dir = argv[i + 1];
+    else if (flag == "--out") out_dir = argv[i + 1];
+    else if (flag == "--backends") backend_dirs.emplace_back(argv[i + 1]);
+    else {
+      std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]...\n";
+      return 2;
+    }
+  }
+  if (specs_dir.empty() || out_dir.empty()) {
+    std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]...\n";
+    return 2;
+  }
+  try {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(specs_dir))
+      if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    std::vector<Op> ops;
+    std::set<std::string> names;
+    for (const auto& f : files) {
+      std::string rel = "ops/specs/" + f.filename().string();
+      std::ifstream in(f);
+      json j;
+      try {
+        j = json::parse(in);
+      } catch (const json::exception& e) {
+        throw SpecError(rel + ": invalid JSON: " + e.what());
+      }
+      std::vector<json> objs = j.is_array() ? std::vector<json>(j.begin(), j.end()) : std::vector<json>{j};
+      for (const auto& o : objs) {
+        try {
+          ops.push_back(parse_op(rel, o));
+        } catch (const json::exception& e) {
+          throw SpecError(rel + ": op '" + o.value("name", "?") + "': " + e.what());
+        }
+        if (!names.insert(ops.back().name).second) spec_fail(ops.back(), "name", "defined twice");
+      }
+    }
+    if (!backend_dirs.empty()) check_kernel_symbols(ops, backend_dirs);
+
+    Out out;
+    std::ostringstream kernel_regs, autograd_regs, entries;
+    out.functions_h << kBanner << "#pragma once\n#include <optional>\n#include <string>\n#include <tuple>\n#include <vector>\n\n"
+                    << "#include <tapegrad/core/tensor.h>\n\nnamespace tg {\n\n";
+    out.methods_h << kBanner << "// Included inside class tg::Tensor.\n";
+    out.kernels_h << kBanner << "#pragma once\n#include <optional>\n#include <string>\n#include <tuple>\n#include <vector>\n\n"
+                  << "#include <tapegrad/core/tensor.h>\n\n";
+    out.internal_h << kBanner << "#pragma once\n#include <tapegrad/core/dispatch.h>\n#include <tapegrad/generated/functions.h>\n\nnamespace tg {\n";
+    out.ops_cpp << kBanner << "#include <tapegrad/core/inplace.h>\n#include <tapegrad/core/op_checks.h>\n"
+                << "#include <tapegrad/generated/kernels.h>\n#include \"ops_internal.h\"\n\nnamespace tg {\n\n";
+    out.autograd_cpp << kBanner << "#include <tapegrad/autograd/formulas.h>\n#include <tapegrad/autograd/node.h>\n"
+                     << "#include <tapegrad/core/factories.h>\n#include <tapegrad/core/operators.h>\n#include \"ops_internal.h\"\n\n"
+                     << "namespace tg {\nusing namespace tg::formulas;\n\n";
+    out.registry_cpp << kBanner << "#include <tapegrad/generated/functions.h>\n#include <tapegrad/ops/registry.h>\n\n"
+                     << "namespace tg::registry {\nnamespace {\n\n";
+    out.tests_cpp << kBanner << "#include <doctest/doctest.h>\n\n#include <opcheck.h>\n#include <tapegrad/ops/registry.h>\n\n";
+    for (const auto& op : ops) {
+      emit_front_end(op, out);
+      emit_kernels(op, out, kernel_regs);
+      emit_autograd(op, out, autograd_regs);
+      emit_registry(op, out, entries);
+    }
+    out.functions_h << "\n}  // namespace tg\n";
+    out.internal_h << "}  // namespace tg\n";
+    out.ops_cpp << "namespace {\nstruct RegisterKernels {\n  RegisterKernels() {\n" << kernel_regs.str()
+                << "  }\n} register_kernels;\n}  // namespace\n\n}  // namespace tg\n";
+    out.autograd_cpp << "namespace {\nstruct RegisterAutograd {\n  RegisterAutograd() {\n" << autograd_regs.str()
+                     << "  }\n} register_autograd;\n}  // namespace\n\n}  // namespace tg\n";
+    out.registry_cpp << "}  // namespace\n\nconst std::vector<OpInfo>& all_ops() {\n  static const std::vector<OpInfo> table = [] {\n"
+                     << "    std::vector<OpInfo> ops;\n" << entries.str() << "    return ops;\n  }();\n  return table;\n}\n\n}  // namespace tg::registry\n";
+
+    fs::create_directories(out_dir);
+    write_if_changed(out_dir / "functions.h", out.functions_h.str());
+    write_if_changed(out_dir / "tensor_methods.h", out.methods_h.str());
+    write_if_changed(out_dir / "kernels.h", out.kernels_h.str());
+    write_if_changed(out_dir / "ops_internal.h", out.internal_h.str());
+    write_if_changed(out_dir / "ops.cpp", out.ops_cpp.str());
+    write_if_changed(out_dir / "autograd.cpp", out.autograd_cpp.str());
+    write_if_changed(out_dir / "registry.cpp", out.registry_cpp.str());
+    write_if_changed(out_dir / "spec_tests.cpp", out.tests_cpp.str());
+    std::cout << "opgen: " << ops.size() << " ops from " << files.size() << " spec files\n";
+  } catch (const SpecError& e) {
+    std::cerr << "opgen: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "opgen: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
