@@ -201,8 +201,8 @@ void compare(const Problem& p, const Jacobian& an, const Jacobian& nu, Gradcheck
         return "d output " + std::to_string(p.checked[o]) + index_string(y.shape(), r) +
                " / d input " + std::to_string(p.wrt[i]) + index_string(x.shape(), c);
       };
-      std::string pair = "input " + std::to_string(p.wrt[i]) + " (" + describe(x) + ") and output " +
-                         std::to_string(p.checked[o]) + " (" + describe(y) + ")";
+      const std::string pair = detail::str_cat("input ", p.wrt[i], " (", describe(x), ") and output ",
+                                               p.checked[o], " (", describe(y), ")");
       if (!a.defined && opt.check_undefined) {
         // No gradient: the input must not move the output either.
         for (int64_t r = 0; r < n.rows; ++r)
@@ -361,6 +361,11 @@ GradcheckResult gradgradcheck(const GradcheckFn& fn, const std::vector<Tensor>& 
       return grad(ys, targets, gos, /*retain_graph=*/true, /*create_graph=*/true);
     };
     result = gradcheck(GradcheckFn(first_order), all, options);
+    if (result.ok) {
+      result.report = detail::str_cat("gradgradcheck passed: ", wrt.size(), " input(s) and ",
+                                      outs.size(), " grad_output(s), max error ", result.max_error);
+      return result;
+    }
     std::ostringstream head;
     head << "gradgradcheck (inputs 0.." << n - 1 << " are fn's inputs, inputs " << n << ".."
          << all.size() - 1 << " the grad_outputs of its outputs";

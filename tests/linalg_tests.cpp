@@ -1,12 +1,11 @@
 // matmul: shapes (1-D, 2-D, batched, broadcast), dtypes, BLAS vs the blocked loop, gradients.
 #include <doctest/doctest.h>
+#include <tapegrad/backends/cpu/linalg.h>
+#include <tapegrad/tapegrad.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
-
-#include <tapegrad/backends/cpu/linalg.h>
-#include <tapegrad/tapegrad.h>
 
 namespace {
 
@@ -146,8 +145,9 @@ TEST_CASE("matmul backward: grad @ other^T and self^T @ grad, 1-D cases included
     std::vector<tg::Tensor> r = tg::autograd::grad({tg::matmul(a, b)}, {a, b}, {g});
     return std::make_pair(values(r[0]), values(r[1]));
   };
-  auto [da, db] = grads(tg::tensor({{1., 2., 3.}, {4., 5., 6.}}),
-                        tg::tensor({{7., 8.}, {9., 10.}, {11., 12.}}), tg::ones({2, 2}, tg::kFloat64));
+  auto [da, db] =
+      grads(tg::tensor({{1., 2., 3.}, {4., 5., 6.}}), tg::tensor({{7., 8.}, {9., 10.}, {11., 12.}}),
+            tg::ones({2, 2}, tg::kFloat64));
   CHECK(da == std::vector<double>{15, 19, 23, 15, 19, 23});
   CHECK(db == std::vector<double>{5, 5, 7, 7, 9, 9});
   auto [dx, dy] = grads(tg::tensor({1., 2., 3.}), tg::tensor({4., 5., 6.}),
@@ -163,8 +163,9 @@ TEST_CASE("matmul backward: grad @ other^T and self^T @ grad, 1-D cases included
   CHECK(dm2 == std::vector<double>{1, 0, -1, 2, 0, -2});
   CHECK(dw == std::vector<double>{9, 12, 15});
   // The broadcast batch dim of other is summed by the engine.
-  auto [dba, dbb] = grads(tg::arange(12, tg::kFloat64).reshape({2, 2, 3}),
-                          tg::tensor({{1., 0.}, {0., 1.}, {1., 1.}}), tg::ones({2, 2, 2}, tg::kFloat64));
+  auto [dba, dbb] =
+      grads(tg::arange(12, tg::kFloat64).reshape({2, 2, 3}),
+            tg::tensor({{1., 0.}, {0., 1.}, {1., 1.}}), tg::ones({2, 2, 2}, tg::kFloat64));
   CHECK(dba == std::vector<double>{1, 1, 2, 1, 1, 2, 1, 1, 2, 1, 1, 2});
   CHECK(dbb == std::vector<double>{18, 18, 22, 22, 26, 26});
 }

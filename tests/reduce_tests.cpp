@@ -1,12 +1,11 @@
 // Reductions: sum, mean, prod, amax, amin, max/min with indices, and their gradients.
 #include <doctest/doctest.h>
+#include <tapegrad/tapegrad.h>
 
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <vector>
-
-#include <tapegrad/tapegrad.h>
 
 namespace {
 
@@ -75,6 +74,22 @@ TEST_CASE("sum: non-adjacent dims, transposed and empty inputs") {
   CHECK(tg::sum(tg::zeros({2, 0}), {0}).shape() == tg::Shape{0});
   tg::Tensor scalar = tg::scalar_tensor(2.5);
   CHECK(tg::sum(scalar, {-1}).item<double>() == 2.5);
+}
+
+TEST_CASE("reductions of permuted inputs read them in place, in memory order") {
+  tg::Tensor x = tg::arange(24, tg::kFloat64).reshape({2, 3, 4});  // x[i,j,k] = 12i + 4j + k
+  tg::Tensor p = x.permute({2, 0, 1});                              // p[k,i,j] = x[i,j,k]
+  CHECK(values(tg::sum(p, {0, 2})) == std::vector<double>{66, 210});
+  tg::Tensor s = tg::sum(p, {1}, true);  // s[k,0,j] = x[0,j,k] + x[1,j,k] = 12 + 8j + 2k
+  CHECK(s.shape() == tg::Shape{4, 1, 3});
+  CHECK(values(s) == std::vector<double>{12, 20, 28, 14, 22, 30, 16, 24, 32, 18, 26, 34});
+  CHECK(values(tg::amax(p, {1})) == values(tg::amax(x, {0}).permute({1, 0})));
+  auto [v, i] = tg::max(p, 2);  // along j: the largest j wins
+  CHECK(values(v) == values(tg::amax(x, {1}).permute({1, 0})));
+  CHECK(i.to_vector<int64_t>() == std::vector<int64_t>(8, 2));
+  CHECK(tg::sum(x, {1}).is_contiguous());
+  CHECK(tg::sum(x.slice(2, 0, 4, 2), {2}).shape() == tg::Shape{2, 3});  // a strided view
+  CHECK(values(tg::sum(x.slice(2, 0, 4, 2), {2})) == std::vector<double>{2, 10, 18, 26, 34, 42});
 }
 
 TEST_CASE("sum: large float32 inputs are summed accurately") {
@@ -181,8 +196,7 @@ TEST_CASE("sum / mean backward: grad spread over the slot") {
         std::vector<double>{1, 2, 3, 1, 2, 3});
   CHECK(vjp(tg::mean(x, {0}), x, tg::tensor({2., 4., 6.})) ==
         std::vector<double>{1, 2, 3, 1, 2, 3});
-  CHECK(vjp(tg::mean(x), x, tg::scalar_tensor(6.0, tg::kFloat64)) ==
-        std::vector<double>(6, 1.0));
+  CHECK(vjp(tg::mean(x), x, tg::scalar_tensor(6.0, tg::kFloat64)) == std::vector<double>(6, 1.0));
 }
 
 TEST_CASE("prod backward: exact with 0, 1, 2 and 3 zeros in a slot") {
@@ -199,8 +213,7 @@ TEST_CASE("prod backward: exact with 0, 1, 2 and 3 zeros in a slot") {
   tg::Tensor x = tg::tensor({{0., 2.}, {3., 4.}});
   x.requires_grad_();
   CHECK(vjp(tg::prod(x, 1), x, tg::tensor({1., 1.})) == std::vector<double>{2, 0, 4, 3});
-  CHECK(vjp(tg::prod(x, 0, true), x, tg::tensor({{1., 10.}})) ==
-        std::vector<double>{3, 40, 0, 20});
+  CHECK(vjp(tg::prod(x, 0, true), x, tg::tensor({{1., 10.}})) == std::vector<double>{3, 40, 0, 20});
 }
 
 TEST_CASE("prod double backward: H[i][j] is the product of the other elements") {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include <tapegrad/backends/cpu/linalg.h>
@@ -82,42 +83,57 @@ bool fold_batch(Operand& a, const Operand& b) {
 
 // ---- the blocked loop ------------------------------------------------------------------------
 
-// C[i] = A[i] @ B[i] for each batch entry i; C is contiguous [batch, M, N], B's rows are
-// contiguous. Tasks are (batch, block of rows); inside, k and j are blocked so that a block of B
-// stays in cache while the rows of the task stream over it.
+// c + a * b; integers wrap around on overflow (as in PyTorch) instead of being undefined.
+template <typename T> T mul_add(T c, T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(U(c) + U(a) * U(b));
+  } else {
+    return c + a * b;
+  }
+}
+
+// Rows [i0, i1) of c_mat = a_mat @ b_mat (c_mat contiguous, b_mat's rows contiguous). k and j are
+// blocked so that a block of B stays in cache while the rows stream over it.
 template <typename T>
-void gemm_blocked(const Operand& a, const Operand& b, T* c) {
-  constexpr int64_t kRows = 32, kDepth = 128, kCols = 256;
-  const int64_t M = a.rows, K = a.cols, N = b.cols;
-  const int64_t row_blocks = (M + kRows - 1) / kRows;
-  const int64_t tasks = static_cast<int64_t>(a.offsets.size()) * row_blocks;
-  const T* A = a.t.data<T>();
-  const T* B = b.t.data<T>();
-  const int64_t work = std::max<int64_t>(kRows * N * K, 1);
-  parallel_for(0, tasks, std::max<int64_t>(1, kElementwiseGrain / work), [&](int64_t lo, int64_t hi) {
-    for (int64_t t = lo; t < hi; ++t) {
-      const int64_t batch = t / row_blocks, i0 = (t % row_blocks) * kRows;
-      const int64_t i1 = std::min(M, i0 + kRows);
-      const T* a_mat = A + a.offsets[batch];
-      const T* b_mat = B + b.offsets[batch];
-      T* c_mat = c + batch * M * N;
-      std::fill(c_mat + i0 * N, c_mat + i1 * N, T(0));
-      for (int64_t k0 = 0; k0 < K; k0 += kDepth) {
-        const int64_t k1 = std::min(K, k0 + kDepth);
-        for (int64_t j0 = 0; j0 < N; j0 += kCols) {
-          const int64_t j1 = std::min(N, j0 + kCols);
-          for (int64_t i = i0; i < i1; ++i) {
-            T* c_row = c_mat + i * N;
-            for (int64_t k = k0; k < k1; ++k) {
-              const T a_ik = a_mat[i * a.row_stride + k * a.col_stride];
-              const T* b_row = b_mat + k * b.row_stride;
-              for (int64_t j = j0; j < j1; ++j) c_row[j] += a_ik * b_row[j];
-            }
-          }
+void gemm_rows(const Operand& a, const T* a_mat, const Operand& b, const T* b_mat, T* c_mat,
+               int64_t i0, int64_t i1) {
+  constexpr int64_t kDepth = 128, kCols = 256;
+  const int64_t K = a.cols, N = b.cols;
+  std::fill(c_mat + i0 * N, c_mat + i1 * N, T(0));
+  for (int64_t k0 = 0; k0 < K; k0 += kDepth) {
+    const int64_t k1 = std::min(K, k0 + kDepth);
+    for (int64_t j0 = 0; j0 < N; j0 += kCols) {
+      const int64_t j1 = std::min(N, j0 + kCols);
+      for (int64_t i = i0; i < i1; ++i) {
+        T* c_row = c_mat + i * N;
+        for (int64_t k = k0; k < k1; ++k) {
+          const T a_ik = a_mat[i * a.row_stride + k * a.col_stride];
+          const T* b_row = b_mat + k * b.row_stride;
+          for (int64_t j = j0; j < j1; ++j) c_row[j] = mul_add(c_row[j], a_ik, b_row[j]);
         }
       }
     }
-  });
+  }
+}
+
+// C[i] = A[i] @ B[i] for each batch entry i; C is contiguous [batch, M, N]. Parallel over
+// (batch entry, block of kRows rows) tasks.
+template <typename T>
+void gemm_blocked(const Operand& a, const Operand& b, T* c) {
+  constexpr int64_t kRows = 32;
+  const int64_t M = a.rows, N = b.cols;
+  const int64_t row_blocks = (M + kRows - 1) / kRows;
+  const int64_t tasks = static_cast<int64_t>(a.offsets.size()) * row_blocks;
+  const int64_t work = std::max<int64_t>(kRows * N * a.cols, 1);
+  auto run = [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t batch = t / row_blocks, i0 = (t % row_blocks) * kRows;
+      gemm_rows(a, a.t.data<T>() + a.offsets[batch], b, b.t.data<T>() + b.offsets[batch],
+                c + batch * M * N, i0, std::min(M, i0 + kRows));
+    }
+  };
+  parallel_for(0, tasks, std::max<int64_t>(1, kElementwiseGrain / work), run);
 }
 
 // ---- BLAS --------------------------------------------------------------------------------------
@@ -144,7 +160,8 @@ bool fits_int(std::initializer_list<int64_t> values) {
 
 template <typename T> void gemm_blas(const Operand& a, const Operand& b, T* c) {
   const BlasLayout la = *blas_layout(a), lb = *blas_layout(b);
-  const int M = static_cast<int>(a.rows), N = static_cast<int>(b.cols), K = static_cast<int>(a.cols);
+  const int M = static_cast<int>(a.rows), N = static_cast<int>(b.cols);
+  const int K = static_cast<int>(a.cols);
   const auto ta = la.trans ? CblasTrans : CblasNoTrans, tb = lb.trans ? CblasTrans : CblasNoTrans;
   const int lda = static_cast<int>(la.ld), ldb = static_cast<int>(lb.ld);
   for (size_t i = 0; i < a.offsets.size(); ++i) {

@@ -1,11 +1,13 @@
 // CPU reductions: sum, mean, prod, amax, amin, and max/min along a dim with indices.
 //
-// Every reduction is brought to one shape: a contiguous block [outer, size, inner] where
-// out[o, i] reduces in[o, :, i]. inner == 1 is a row reduction (several accumulators per row);
-// inner > 1 reduces columns, with a block of accumulators advancing row by row (vectorizes).
+// Every reduction is brought to one shape: the input's memory read as a contiguous block
+// [outer, size, inner], where out[o, i] reduces in[o, :, i]. inner == 1 reduces rows (many
+// accumulators per row); inner > 1 reduces columns, a block of accumulators advancing row by row.
+// Both loops vectorize. Transposed and permuted inputs are read in place, in memory order.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -16,7 +18,7 @@
 namespace tg::cpu {
 namespace {
 
-// ---- which dims, and the output shape --------------------------------------------------------
+// ---- which dims --------------------------------------------------------------------------------
 
 // reduced[d] for each dim of a tensor with `ndim` dims; an empty `dims` reduces all of them.
 // A 0-d tensor accepts dim 0 or -1 (and reduces nothing), as in PyTorch.
@@ -24,22 +26,12 @@ std::vector<bool> reduced_dims(const char* op, int64_t ndim, IntArrayRef dims) {
   std::vector<bool> reduced(ndim, dims.empty());
   std::vector<bool> seen(std::max<int64_t>(ndim, 1), false);
   for (int64_t d : dims) {
-    int64_t w = wrap_dim(op, d, std::max<int64_t>(ndim, 1));
+    int64_t w = wrap_dim(op, d, ndim);
     TG_CHECK(!seen[w], ValueError, op, "dim ", w, " appears multiple times in the list of dims");
     seen[w] = true;
     if (ndim > 0) reduced[w] = true;
   }
   return reduced;
-}
-
-// The shape of the result: reduced dims become 1 (keepdim) or disappear.
-Shape reduced_shape(const Shape& shape, const std::vector<bool>& reduced, bool keepdim) {
-  Shape out;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (!reduced[d]) out.push_back(shape[d]);
-    else if (keepdim) out.push_back(1);
-  }
-  return out;
 }
 
 // Reductions with no identity (amax, max, ...) reject an empty slot, as PyTorch does.
@@ -49,70 +41,124 @@ void check_nonempty_slots(const char* op, const Shape& shape, const std::vector<
              " of size 0 (shape ", shape, "): the operation has no identity");
 }
 
-// ---- the [outer, size, inner] layout ---------------------------------------------------------
+// ---- the [outer, size, inner] layout -------------------------------------------------------
 
 struct ReduceLayout {
-  Tensor input;  // contiguous
+  Tensor input;  // its data is read as a contiguous [outer, size, inner] block
   int64_t outer = 1, size = 1, inner = 1;
+  Shape out_shape, out_strides;  // the result, laid out so that out[o * inner + i] lines up
 };
 
-// When the reduced dims form one block (dims of size 1 may sit anywhere), the contiguous input
-// already is [outer, size, inner]; otherwise move the reduced dims last and copy.
-ReduceLayout make_layout(const Tensor& self, const std::vector<bool>& reduced) {
+// The dims of t of size > 1 in memory order (outermost first) when t's elements fill its memory
+// without gaps, as for contiguous, transposed and permuted tensors; nullopt otherwise.
+std::optional<std::vector<int64_t>> dense_order(const Tensor& t) {
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) != 1) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return t.strides()[a] > t.strides()[b]; });
+  int64_t expected = 1;
+  for (size_t j = order.size(); j-- > 0;) {
+    if (t.strides()[order[j]] != expected) return std::nullopt;
+    expected *= t.size(order[j]);
+  }
+  return order;
+}
+
+ReduceLayout make_layout(const Tensor& self, const std::vector<bool>& reduced, bool keepdim) {
   const Shape& shape = self.shape();
-  const int64_t ndim = self.dim();
-  int64_t first = -1, last = -1;
-  for (int64_t d = 0; d < ndim; ++d) {
-    if (!reduced[d] || shape[d] == 1) continue;
-    if (first < 0) first = d;
-    last = d;
-  }
   ReduceLayout l;
-  if (first < 0) {  // nothing (of size > 1) reduced: every element is its own slot
+  l.input = self;
+  std::optional<std::vector<int64_t>> found = dense_order(self);
+  if (!found) {  // gaps or repeats (slices, expanded dims): copy to row-major first
     l.input = self.contiguous();
-    l.outer = self.numel();
-    return l;
+    found.emplace();
+    for (int64_t d = 0; d < self.dim(); ++d)
+      if (shape[d] != 1) found->push_back(d);
   }
-  bool block = true;
-  for (int64_t d = first; d <= last; ++d) block = block && (reduced[d] || shape[d] == 1);
-  if (block) {
-    l.input = self.contiguous();
-    for (int64_t d = 0; d < ndim; ++d) {
-      int64_t& part = d < first ? l.outer : d <= last ? l.size : l.inner;
-      part *= shape[d];
+  std::vector<int64_t> order = *found;
+  // The reduced dims must be adjacent in memory order; otherwise gather them last with a copy.
+  auto reduced_span = [&](int64_t& first, int64_t& last) {
+    first = last = -1;
+    for (int64_t j = 0; j < static_cast<int64_t>(order.size()); ++j) {
+      if (!reduced[order[j]]) continue;
+      if (first < 0) first = j;
+      last = j;
     }
-    return l;
-  }
-  Shape perm_shape, perm_strides;
-  for (int pass = 0; pass < 2; ++pass) {  // kept dims first, then reduced dims
-    for (int64_t d = 0; d < ndim; ++d) {
-      if (reduced[d] != (pass == 1)) continue;
+    for (int64_t j = std::max<int64_t>(first, 0); j <= last; ++j)
+      if (!reduced[order[j]]) return false;
+    return true;
+  };
+  int64_t first = -1, last = -1;
+  if (!reduced_span(first, last)) {
+    std::vector<int64_t> kept_first;
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t d : order)
+        if (reduced[d] == (pass == 1)) kept_first.push_back(d);
+    Shape perm_shape, perm_strides;
+    for (int64_t d : kept_first) {
       perm_shape.push_back(shape[d]);
-      perm_strides.push_back(self.strides()[d]);
-      (pass == 0 ? l.outer : l.size) *= shape[d];
+      perm_strides.push_back(l.input.strides()[d]);
     }
+    l.input = make_view(l.input, perm_shape, perm_strides, l.input.storage_offset()).contiguous();
+    order = kept_first;
+    reduced_span(first, last);
   }
-  l.input = make_view(self, perm_shape, perm_strides, self.storage_offset()).contiguous();
+  for (int64_t j = 0; j < static_cast<int64_t>(order.size()); ++j)
+    (first < 0 || j < first ? l.outer : j <= last ? l.size : l.inner) *= shape[order[j]];
+  // Output strides: kept dims in the input's memory order (row-major for row-major inputs).
+  Shape keep_shape;
+  for (size_t d = 0; d < shape.size(); ++d) keep_shape.push_back(reduced[d] ? 1 : shape[d]);
+  Shape strides = contiguous_strides(keep_shape);
+  int64_t step = 1;
+  for (size_t j = order.size(); j-- > 0;) {
+    if (reduced[order[j]]) continue;
+    strides[order[j]] = step;
+    step *= shape[order[j]];
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (reduced[d] && !keepdim) continue;
+    l.out_shape.push_back(keep_shape[d]);
+    l.out_strides.push_back(strides[d]);
+  }
   return l;
 }
 
-// ---- reduction policies: identity, one step, and merging two partial results ----------------
+Tensor empty_output(const ReduceLayout& l, DType dtype, const Tensor& self) {
+  return empty_strided(l.out_shape, l.out_strides, dtype, self.device());
+}
+
+// ---- reduction policies: identity, one step, and merging two partial results ---------------
 
 template <typename T> bool is_nan(T v) {
   if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
   else return false;
 }
 
+// Integer accumulators wrap around on overflow (as in PyTorch) instead of being undefined.
+template <typename Acc> Acc wrapping_add(Acc a, Acc b) {
+  if constexpr (std::is_integral_v<Acc>) return static_cast<Acc>(uint64_t(a) + uint64_t(b));
+  else return a + b;
+}
+template <typename Acc> Acc wrapping_mul(Acc a, Acc b) {
+  if constexpr (std::is_integral_v<Acc>) return static_cast<Acc>(uint64_t(a) * uint64_t(b));
+  else return a * b;
+}
+
 template <typename Acc> struct SumOp {
   static Acc identity() { return Acc(0); }
-  template <typename T> static Acc step(Acc a, T v) { return a + static_cast<Acc>(v); }
-  static Acc merge(Acc a, Acc b) { return a + b; }
+  template <typename T> static Acc step(Acc a, T v) {
+    return wrapping_add(a, static_cast<Acc>(v));
+  }
+  static Acc merge(Acc a, Acc b) { return wrapping_add(a, b); }
 };
 
 template <typename Acc> struct ProdOp {
   static Acc identity() { return Acc(1); }
-  template <typename T> static Acc step(Acc a, T v) { return a * static_cast<Acc>(v); }
-  static Acc merge(Acc a, Acc b) { return a * b; }
+  template <typename T> static Acc step(Acc a, T v) {
+    return wrapping_mul(a, static_cast<Acc>(v));
+  }
+  static Acc merge(Acc a, Acc b) { return wrapping_mul(a, b); }
 };
 
 // max (Greater) or min (Less); NaN wins, as in PyTorch.
@@ -130,22 +176,42 @@ template <typename T, bool Greater> struct ExtremeOp {
   static T merge(T a, T b) { return step(a, b); }
 };
 
-// ---- the reduction driver ---------------------------------------------------------------------
+// ---- the reduction driver --------------------------------------------------------------------
 
 constexpr int64_t kGrain = kElementwiseGrain;  // elements read per parallel task, at least
-constexpr int64_t kColumnBlock = 256;          // accumulators per column task
+constexpr int64_t kColumnBlock = 4096;         // most accumulators per column task (one row
+                                               // of them is read as one long contiguous run)
+constexpr int64_t kMinColumnBlock = 64;
 
-// One row with 8 independent accumulators (they vectorize and hide add latency).
+// One row with kLanes independent accumulators: the compiler turns them into vector registers.
 template <typename Op, typename Acc, typename T> Acc reduce_row(const T* p, int64_t n) {
-  constexpr int kLanes = 8;
+  constexpr int kLanes = 64;
   Acc acc[kLanes];
   for (Acc& a : acc) a = Op::identity();
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
     for (int k = 0; k < kLanes; ++k) acc[k] = Op::step(acc[k], p[i + k]);
-  for (; i < n; ++i) acc[0] = Op::step(acc[0], p[i]);
-  for (int k = 1; k < kLanes; ++k) acc[0] = Op::merge(acc[0], acc[k]);
-  return acc[0];
+  Acc result = Op::identity();
+  for (int k = 0; k < kLanes; ++k) result = Op::merge(result, acc[k]);
+  for (; i < n; ++i) result = Op::step(result, p[i]);
+  return result;
+}
+
+// Runs fn(o, i0, len) for blocks of `len` adjacent outputs out[o, i0 : i0 + len] (inner > 1), in
+// parallel; blocks narrow when there are fewer rows than threads so that every thread has work.
+template <typename Fn> void for_column_blocks(const ReduceLayout& l, Fn fn) {
+  int64_t block = std::min(kColumnBlock, l.inner);
+  const int64_t threads = get_num_threads();
+  if (l.outer < threads)
+    block = std::min(block, std::max(kMinColumnBlock, (l.inner + threads - 1) / threads));
+  const int64_t blocks = (l.inner + block - 1) / block;
+  const int64_t work = std::max<int64_t>(l.size * block, 1);
+  parallel_for(0, l.outer * blocks, std::max<int64_t>(1, kGrain / work), [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t i0 = (t % blocks) * block;
+      fn(t / blocks, i0, std::min(block, l.inner - i0));
+    }
+  });
 }
 
 // out[o * inner + i] = finish(reduction of in[o, :, i]) over the layout.
@@ -161,8 +227,8 @@ void reduce_kernel(const T* in, Out* out, const ReduceLayout& l, Finish finish) 
       const T* row = in + o * size;
       parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
         for (int64_t c = b; c < e; ++c) {
-          const int64_t start = c * chunk, len = std::min(chunk, size - start);
-          partial[c] = reduce_row<Op, Acc>(row + start, std::max<int64_t>(len, 0));
+          const int64_t start = std::min(c * chunk, size);
+          partial[c] = reduce_row<Op, Acc>(row + start, std::min(chunk, size - start));
         }
       });
       Acc acc = partial[0];
@@ -176,21 +242,15 @@ void reduce_kernel(const T* in, Out* out, const ReduceLayout& l, Finish finish) 
                      out[o] = static_cast<Out>(finish(reduce_row<Op, Acc>(in + o * size, size)));
                  });
   } else {
-    // Columns: a task owns up to kColumnBlock adjacent outputs and walks the rows.
-    const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
-    const int64_t work = std::max<int64_t>(size * std::min(inner, kColumnBlock), 1);
-    parallel_for(0, outer * blocks, std::max<int64_t>(1, kGrain / work), [&](int64_t b, int64_t e) {
+    for_column_blocks(l, [&](int64_t o, int64_t i0, int64_t len) {
       Acc acc[kColumnBlock];
-      for (int64_t t = b; t < e; ++t) {
-        const int64_t o = t / blocks, i0 = (t % blocks) * kColumnBlock;
-        const int64_t len = std::min(kColumnBlock, inner - i0);
-        for (int64_t j = 0; j < len; ++j) acc[j] = Op::identity();
-        for (int64_t r = 0; r < size; ++r) {
-          const T* row = in + (o * size + r) * inner + i0;
-          for (int64_t j = 0; j < len; ++j) acc[j] = Op::step(acc[j], row[j]);
-        }
-        for (int64_t j = 0; j < len; ++j) out[o * inner + i0 + j] = static_cast<Out>(finish(acc[j]));
+      for (int64_t j = 0; j < len; ++j) acc[j] = Op::identity();
+      for (int64_t r = 0; r < size; ++r) {
+        const T* row = in + (o * size + r) * inner + i0;
+        for (int64_t j = 0; j < len; ++j) acc[j] = Op::step(acc[j], row[j]);
       }
+      Out* dst = out + o * inner + i0;
+      for (int64_t j = 0; j < len; ++j) dst[j] = static_cast<Out>(finish(acc[j]));
     });
   }
 }
@@ -200,9 +260,9 @@ void reduce_kernel(const T* in, Out* out, const ReduceLayout& l, Finish finish) 
 template <template <typename> class Op>
 Tensor accumulate(const char* op, const Tensor& self, const std::vector<bool>& reduced,
                   bool keepdim, DType out_dtype, bool divide_by_count = false) {
-  Tensor out = empty(reduced_shape(self.shape(), reduced, keepdim), out_dtype, self.device());
+  const ReduceLayout l = make_layout(self, reduced, keepdim);
+  Tensor out = empty_output(l, out_dtype, self);
   if (out.numel() == 0) return out;
-  const ReduceLayout l = make_layout(self, reduced);
   const double count = static_cast<double>(l.size);
   visit_dtype(op, self.dtype(), [&](auto in_tag) {
     using T = typename decltype(in_tag)::type;
@@ -226,9 +286,9 @@ template <bool Greater>
 Tensor extreme(const char* op, const Tensor& self, IntArrayRef dim, bool keepdim) {
   const std::vector<bool> reduced = reduced_dims(op, self.dim(), dim);
   check_nonempty_slots(op, self.shape(), reduced);
-  Tensor out = empty(reduced_shape(self.shape(), reduced, keepdim), self.dtype(), self.device());
+  const ReduceLayout l = make_layout(self, reduced, keepdim);
+  Tensor out = empty_output(l, self.dtype(), self);
   if (out.numel() == 0) return out;
-  const ReduceLayout l = make_layout(self, reduced);
   visit_dtype(op, self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     reduce_kernel<ExtremeOp<T, Greater>, T>(l.input.data<T>(), out.data<T>(), l,
@@ -243,11 +303,10 @@ std::tuple<Tensor, Tensor> extreme_with_index(const char* op, const Tensor& self
                                               bool keepdim) {
   const std::vector<bool> reduced = reduced_dims(op, self.dim(), {dim});
   check_nonempty_slots(op, self.shape(), reduced);
-  const Shape shape = reduced_shape(self.shape(), reduced, keepdim);
-  Tensor values = empty(shape, self.dtype(), self.device());
-  Tensor indices = empty(shape, kInt64, self.device());
+  const ReduceLayout l = make_layout(self, reduced, keepdim);
+  Tensor values = empty_output(l, self.dtype(), self);
+  Tensor indices = empty_output(l, kInt64, self);
   if (values.numel() == 0) return {values, indices};
-  const ReduceLayout l = make_layout(self, reduced);
   const int64_t size = l.size, inner = l.inner;
   visit_dtype(op, self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -255,23 +314,33 @@ std::tuple<Tensor, Tensor> extreme_with_index(const char* op, const Tensor& self
     const T* in = l.input.data<T>();
     T* val = values.data<T>();
     int64_t* idx = indices.data<int64_t>();
-    // One output per (o, i); rows of the slot advance by `inner`.
-    parallel_for(0, l.outer * inner, std::max<int64_t>(1, kGrain / std::max<int64_t>(size, 1)),
-                 [&](int64_t b, int64_t e) {
-                   for (int64_t t = b; t < e; ++t) {
-                     const T* p = in + (t / inner) * size * inner + t % inner;
-                     T best = p[0];
-                     int64_t best_r = 0;
-                     for (int64_t r = 1; r < size; ++r) {
-                       if (Cmp::better(p[r * inner], best)) {
-                         best = p[r * inner];
-                         best_r = r;
-                       }
-                     }
-                     val[t] = best;
-                     idx[t] = best_r;
-                   }
-                 });
+    if (inner == 1) {
+      parallel_for(0, l.outer, std::max<int64_t>(1, kGrain / size), [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) {
+          const T* row = in + o * size;
+          int64_t best = 0;
+          for (int64_t r = 1; r < size; ++r)
+            if (Cmp::better(row[r], row[best])) best = r;
+          val[o] = row[best];
+          idx[o] = best;
+        }
+      });
+      return;
+    }
+    for_column_blocks(l, [&](int64_t o, int64_t i0, int64_t len) {
+      T* best = val + o * inner + i0;
+      int64_t* best_r = idx + o * inner + i0;
+      std::copy(in + o * size * inner + i0, in + o * size * inner + i0 + len, best);
+      std::fill(best_r, best_r + len, 0);
+      for (int64_t r = 1; r < size; ++r) {
+        const T* row = in + (o * size + r) * inner + i0;
+        for (int64_t j = 0; j < len; ++j) {
+          const bool take = Cmp::better(row[j], best[j]);
+          best[j] = take ? row[j] : best[j];
+          best_r[j] = take ? r : best_r[j];
+        }
+      }
+    });
   });
   return {values, indices};
 }

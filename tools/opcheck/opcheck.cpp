@@ -113,12 +113,12 @@ class OpChecker {
     if (samples.empty() && report_.failures == 0) failure("samples", "the spec has no samples");
     for (const Sample& s : samples) {
       std::vector<DType> dtypes = sample_dtypes(op_, s);
-      if (dtypes.empty()) failure("sample " + std::to_string(s.index), "runs in no dtype the op supports");
+      if (dtypes.empty()) failure(detail::str_cat("sample ", s.index), "runs in no dtype the op supports");
       for (DType dtype : dtypes) {
-        std::string where = "sample " + std::to_string(s.index) + " [" + dtype_name(dtype) + "]";
+        std::string where = detail::str_cat("sample ", s.index, " [", dtype_name(dtype), "]");
         try {
           Case c = materialize(op_, s, dtype, sample_seed(op_.name, s.index));
-          where += " (" + describe_args(op_, c.args) + ")";
+          where = detail::str_cat(where, " (", describe_args(op_, c.args), ")");
           if (s.reject.empty()) {
             check_case(s, dtype, c, where);
           } else {
@@ -151,10 +151,15 @@ class OpChecker {
       const Tensor& t = tensor_at(args, slots[k]);
       if (t.shape() == before.shapes[k] && t.strides() == before.strides[k] && bytes_of(t) == before.bytes[k])
         continue;
-      names += (names.empty() ? "" : ", ") + op_.args[slots[k].arg].name;
-      if (slots[k].item >= 0) names += "[" + std::to_string(slots[k].item) + "]";
+      names += (names.empty() ? "" : ", ") + slot_name(slots[k]);
     }
     return names;
+  }
+
+  // "self", or "tensors[1]" for an element of a Tensor[] arg.
+  std::string slot_name(const TensorSlot& slot) const {
+    const std::string& name = op_.args[slot.arg].name;
+    return slot.item < 0 ? name : detail::str_cat(name, "[", slot.item, "]");
   }
 
   bool output_differentiable(size_t i) const {
@@ -200,8 +205,7 @@ class OpChecker {
     for (const TensorSlot& slot : c.tensors) {
       const Tensor& t = tensor_at(c.args, slot);
       if (!slot.grad || t.dtype() != kFloat64) continue;
-      names += " " + std::to_string(slots.size()) + "=" + op_.args[slot.arg].name +
-               (slot.item >= 0 ? "[" + std::to_string(slot.item) + "]" : "");
+      names += detail::str_cat(" ", slots.size(), "=", slot_name(slot));
       slots.push_back(slot);
       Tensor leaf = t.detach();
       leaf.requires_grad_(true);
@@ -253,11 +257,14 @@ class OpChecker {
       } catch (const Error&) {
         if (std::string names = changed(args, c.tensors, before); !names.empty())
           failure(where, "the rejected in-place call modified " + names);
+        else
+          passed(where, "in-place rejected as expected (" + describe(expected) + " into " + describe(self) + ")");
       } catch (const std::exception& e) {
         failure(where, std::string("in-place threw a non-tg::Error: ") + e.what());
       }
       return;
     }
+    const int failures_before = report_.failures;
     std::vector<Tensor> result;
     try {
       result = op_.call_inplace(args);
@@ -274,26 +281,28 @@ class OpChecker {
     if (self.version() == version) failure(where, "in-place did not bump self's version counter");
     if (std::string names = changed(args, c.tensors, before, self_arg_); !names.empty())
       failure(where, "in-place modified an input other than self: " + names);
-    if (options_.gradcheck && dtype == kFloat64 && op_.differentiable && !s.no_grad)
-      check_inplace_grad(s, c, where);
+    bool grad_compared = options_.gradcheck && dtype == kFloat64 && op_.differentiable &&
+                         !s.no_grad && check_inplace_grad(s, c, where);
+    if (report_.failures == failures_before)
+      passed(where, grad_compared ? "in-place ok (values and gradient)" : "in-place ok (values)");
   }
 
   // Under autograd, self = x * 1 (not a leaf): the in-place result's gradient w.r.t. x equals the
-  // out-of-place result's.
-  void check_inplace_grad(const Sample& s, const Case& c, const std::string& where) {
+  // out-of-place result's. Returns whether gradients were compared.
+  bool check_inplace_grad(const Sample& s, const Case& c, const std::string& where) {
     const size_t self_pos = static_cast<size_t>(self_arg_);
     const Tensor& self = std::get<Tensor>(c.args[self_pos]);
     const bool self_grad = std::any_of(c.tensors.begin(), c.tensors.end(), [&](const TensorSlot& t) {
       return t.arg == self_pos && t.grad;
     });
-    if (!self_grad || self.dtype() != kFloat64 || !output_differentiable(0)) return;
+    if (!self_grad || self.dtype() != kFloat64 || !output_differentiable(0)) return false;
     EnableGradGuard grad_on;
     Tensor x = clone_tensor(self);
     x.requires_grad_(true);
     std::vector<Value> args = c.args;
     args[self_pos] = x * 1.0;
     Tensor y = op_.call(args)[0];
-    if (!y.requires_grad()) return;  // gradcheck reports a missing gradient
+    if (!y.requires_grad()) return false;  // gradcheck reports a missing gradient
     Tensor g = random_like(y, sample_seed(op_.name, s.index) + 1);
     Tensor want = autograd::grad({y}, {x}, {g})[0];
     Tensor non_leaf = x * 1.0;
@@ -304,13 +313,11 @@ class OpChecker {
       got = autograd::grad({non_leaf}, {x}, {g})[0];
     } catch (const std::exception& e) {
       failure(where, std::string("in-place on a non-leaf that requires grad threw: ") + e.what());
-      return;
+      return true;
     }
-    if (std::string diff = difference(got, want, true, 1e-12, 1e-10); !diff.empty()) {
+    if (std::string diff = difference(got, want, true, 1e-12, 1e-10); !diff.empty())
       failure(where, "in-place gradient w.r.t. self differs from the out-of-place one: " + diff);
-    } else {
-      passed(where, "in-place ok (values and gradient)");
-    }
+    return true;
   }
 
   // A reject sample: the function (and the in-place variant) throw the expected tg::Error and
@@ -331,8 +338,8 @@ class OpChecker {
       return;
     } catch (const Error& e) {
       std::string msg = e.what();
-      bool named = msg.find("[" + op_.name + "]") != std::string::npos ||
-                   msg.find("[" + variant + "]") != std::string::npos;
+      bool named = msg.find(detail::str_cat("[", op_.name, "]")) != std::string::npos ||
+                   msg.find(detail::str_cat("[", variant, "]")) != std::string::npos;
       if (!named || msg.find(s.reject) == std::string::npos)
         failure(where, variant + " threw \"" + msg + "\"; expected [" + op_.name + "] and '" + s.reject + "'");
       if (!s.error.empty() && s.error != "Error" && s.error != error_kind(e))

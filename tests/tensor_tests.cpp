@@ -1,0 +1,153 @@
+// The tensor core: factories, metadata, type promotion, printing, errors, dispatch.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include <tapegrad/tapegrad.h>
+
+using namespace tg;
+
+TEST_CASE("factories make the right values, shapes and dtypes") {
+  CHECK(zeros({2, 3}).to_vector<float>() == std::vector<float>(6, 0.f));
+  CHECK(ones({2}, kInt32).dtype() == kInt32);
+  CHECK(full({2}, 2.5).dtype() == kFloat32);
+  CHECK(full({2}, int64_t{7}).to_vector<int64_t>() == std::vector<int64_t>{7, 7});
+  CHECK(arange(4).dtype() == kInt64);
+  CHECK(arange(4).to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2, 3});
+  CHECK(arange(1.0, 2.0, 0.25).to_vector<double>() == std::vector<double>{1, 1.25, 1.5, 1.75});
+  CHECK(linspace(0, 1, 5, kFloat64).to_vector<double>() == std::vector<double>{0, 0.25, 0.5, 0.75, 1});
+  CHECK(eye(2, 3, kInt64).to_vector<int64_t>() == std::vector<int64_t>{1, 0, 0, 0, 1, 0});
+  CHECK_THROWS_AS(arange(0, 5, 0), ValueError);
+}
+
+TEST_CASE("tensor() from vectors and nested lists") {
+  Tensor a = tensor(std::vector<double>{1, 2, 3, 4}, {2, 2});
+  CHECK(a.dtype() == kFloat64);
+  CHECK(a.shape() == Shape{2, 2});
+  CHECK(a.strides() == Shape{2, 1});
+  CHECK(tensor({{1.f, 2.f}, {3.f, 4.f}}).dtype() == kFloat32);
+  CHECK(tensor({1, 2, 3}).dtype() == kInt64);
+  CHECK(tensor(std::vector<int32_t>{1}).dtype() == kInt32);
+  Tensor b = tensor({{{true, false}}});
+  CHECK(b.shape() == Shape{1, 1, 2});
+  CHECK(b.to_vector<bool>() == std::vector<bool>{true, false});
+  CHECK_THROWS_WITH_AS(tensor({{1.0, 2.0}, {3.0}}), doctest::Contains("rectangular"), ValueError);
+  CHECK_THROWS_WITH_AS(tensor(std::vector<double>{1, 2, 3}, {2, 2}), doctest::Contains("needs 4 values, got 3"),
+                       ValueError);
+}
+
+TEST_CASE("item and to_vector convert") {
+  CHECK(tensor({2.5}).item<double>() == 2.5);
+  CHECK(tensor({3}).item<float>() == 3.f);
+  CHECK_THROWS_WITH_AS(tensor({1.0, 2.0}).item<double>(), doctest::Contains("[item] expected a tensor with 1 element"),
+                       ValueError);
+  CHECK(tensor({1.5, -2.5}).to_vector<int64_t>() == std::vector<int64_t>{1, -2});
+}
+
+TEST_CASE("random numbers are seedable") {
+  manual_seed(42);
+  auto a = rand({5}).to_vector<float>();
+  manual_seed(42);
+  auto b = rand({5}).to_vector<float>();
+  CHECK(a == b);
+  for (float v : a) CHECK((v >= 0.f && v < 1.f));
+  manual_seed(1);
+  Tensor n = randn({10000}, kFloat64);
+  double mean = sum(n).item<double>() / 10000.0;
+  CHECK(std::abs(mean) < 0.05);
+}
+
+TEST_CASE("type promotion follows PyTorch") {
+  Tensor i32 = ones({2}, kInt32), i64 = ones({2}, kInt64), f32 = ones({2}), f64 = ones({2}, kFloat64);
+  Tensor b = ones({2}, kBool);
+  CHECK(result_type(i32, f64) == kFloat64);
+  CHECK(result_type(i32, i64) == kInt64);
+  CHECK(result_type(b, i32) == kInt32);
+  CHECK(result_type(i32, Scalar(2.5)) == kFloat32);   // a float number gives the default float dtype
+  CHECK(result_type(f32, Scalar(2.5)) == kFloat32);
+  CHECK(result_type(i32, Scalar(7)) == kInt32);       // an int number does not widen an int tensor
+  CHECK(result_type(b, Scalar(7)) == kInt64);
+  Tensor zero_d_f64 = full({}, 1.0, kFloat64);
+  CHECK(result_type(f32, zero_d_f64) == kFloat32);    // 0-d tensors count only across categories
+  CHECK(result_type(i32, zero_d_f64) == kFloat64);
+  CHECK(promote_types(kBool, kFloat32) == kFloat32);
+  CHECK(can_cast(kInt64, kFloat32));
+  CHECK_FALSE(can_cast(kFloat32, kInt64));
+}
+
+TEST_CASE("printing looks like PyTorch") {
+  CHECK(to_string(tensor({{1.0, 2.0}, {3.0, 4.0}})) == "tensor([[1., 2.],\n        [3., 4.]], dtype=float64)");
+  CHECK(to_string(tensor({1.5f, -2.f})) == "tensor([ 1.5000, -2.0000])");
+  CHECK(to_string(tensor({1, 20})) == "tensor([ 1, 20])");
+  CHECK(to_string(tensor({true, false})) == "tensor([ True, False])");
+  CHECK(to_string(full({}, 3.0)) == "tensor(3.)");
+  CHECK(to_string(tensor({1.0}).requires_grad_()) == "tensor([1.], dtype=float64, requires_grad=True)");
+  CHECK(to_string(Tensor()) == "tensor(undefined)");
+}
+
+TEST_CASE("errors carry the op, the argument, expected and got") {
+  Tensor a = ones({2, 3}), b = ones({4});
+  CHECK_THROWS_WITH_AS(add(a, b), doctest::Contains("[add] shapes [2, 3] and [4] cannot broadcast"), ValueError);
+  CHECK_THROWS_WITH_AS(add(a, Tensor()), doctest::Contains("[add] other is an undefined tensor"), ValueError);
+  CHECK_THROWS_WITH_AS(a.size(5), doctest::Contains("dim 5 is out of range for a 2-d tensor"), IndexError);
+  Error& base = *std::make_unique<TypeError>("x");  // subclasses derive from tg::Error and std::exception
+  CHECK(dynamic_cast<std::exception*>(&base) != nullptr);
+}
+
+TEST_CASE("a missing kernel is a clear error") {
+  OpTable<int (*)()> table{"my_op", {}};
+  CHECK_THROWS_WITH_AS(table.lookup(DispatchKey::CUDA), "[my_op] no kernel for CUDA", Error);
+}
+
+TEST_CASE("dispatch key sets pick the highest key") {
+  DispatchKeySet ks = DispatchKeySet(DispatchKey::CPU).add(DispatchKey::Autograd);
+  CHECK(ks.highest() == DispatchKey::Autograd);
+  CHECK(select_key(ks) == DispatchKey::Autograd);
+  {
+    NoGradGuard g;
+    CHECK(select_key(ks) == DispatchKey::CPU);  // grad mode off: Autograd is skipped
+  }
+  Tensor x = ones({1});
+  CHECK_FALSE(x.key_set().has(DispatchKey::Autograd));
+  x.requires_grad_();
+  CHECK(x.key_set().has(DispatchKey::Autograd));
+}
+
+TEST_CASE("storage is shared, 64-byte aligned, and versioned") {
+  Tensor a = zeros({4});
+  CHECK(reinterpret_cast<uintptr_t>(a.data_ptr()) % 64 == 0);
+  Tensor v = a.detach();
+  v.fill_(2);
+  CHECK(a.to_vector<float>() == std::vector<float>(4, 2.f));
+  CHECK(a.version() == 1);
+}
+
+TEST_CASE("copy_ broadcasts and converts; clone is independent") {
+  Tensor a = zeros({2, 2}, kFloat64);
+  a.copy_(tensor({1, 2}));
+  CHECK(a.to_vector<double>() == std::vector<double>{1, 2, 1, 2});
+  Tensor c = a.clone();
+  c.fill_(0);
+  CHECK(a.to_vector<double>() == std::vector<double>{1, 2, 1, 2});
+  CHECK_THROWS_AS(a.copy_(ones({3})), ValueError);
+  CHECK(a.to_vector<double>() == std::vector<double>{1, 2, 1, 2});  // unchanged after the error
+}
+
+TEST_CASE("copy_ is differentiable with respect to the source") {
+  Tensor src = tensor({1.0, 2.0}).requires_grad_();
+  Tensor dst = zeros({2, 2}, kFloat64);
+  dst.copy_(src);
+  sum(dst * 3.0).backward();
+  CHECK(src.grad().to_vector<double>() == std::vector<double>{6, 6});
+}
+
+TEST_CASE("set_num_threads controls the pool") {
+  int before = get_num_threads();
+  set_num_threads(1);
+  CHECK(get_num_threads() == 1);
+  Tensor big = ones({1 << 18});
+  CHECK(sum(big).item<double>() == double(1 << 18));
+  set_num_threads(before);
+  CHECK(sum(big).item<double>() == double(1 << 18));
+  CHECK_THROWS_AS(set_num_threads(0), ValueError);
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tapegrad builds with, when they are missing. Idempotent.
+set -euo pipefail
+packages=(cmake ninja-build g++ nlohmann-json3-dev doctest-dev libbenchmark-dev libopenblas-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+echo "setup: dependencies present"
