@@ -11,6 +11,17 @@ namespace tg {
 
 namespace {
 
+// Small blocks (up to 4 KiB) are recycled through per-thread free lists, one per 64-byte size
+// class, linked through the freed blocks themselves: tiny tensors then cost no malloc at all.
+struct SmallBlockCache {
+  static constexpr size_t kMaxBytes = 4096;
+  static constexpr int kClasses = kMaxBytes / 64;
+  static constexpr int kMaxPerClass = 64;
+  void* head[kClasses] = {};
+  int count[kClasses] = {};
+};
+thread_local SmallBlockCache small_cache;  // trivially destructible: safe during thread exit
+
 // CPU allocator: 64-byte aligned. Blocks of 1 MiB and more are kept on free lists keyed by size
 // (up to 2 GiB cached), so repeated large temporaries reuse warm pages instead of page-faulting.
 class CpuAllocator final : public Allocator {
@@ -20,6 +31,17 @@ class CpuAllocator final : public Allocator {
 
   void* allocate(size_t nbytes) override {
     size_t n = round_up(nbytes);
+    if (n <= SmallBlockCache::kMaxBytes) {
+      int c = static_cast<int>(n / 64) - 1;
+      if (void* p = small_cache.head[c]) {
+        small_cache.head[c] = *static_cast<void**>(p);
+        --small_cache.count[c];
+        return p;
+      }
+      void* fresh = std::aligned_alloc(64, n);
+      if (!fresh) fail<Error>("empty", "out of memory allocating ", nbytes, " bytes on cpu");
+      return fresh;
+    }
     if (n >= kCacheMin) {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = free_.find(n);
@@ -42,6 +64,17 @@ class CpuAllocator final : public Allocator {
 
   void deallocate(void* p, size_t nbytes) override {
     size_t n = round_up(nbytes);
+    if (n <= SmallBlockCache::kMaxBytes) {
+      int c = static_cast<int>(n / 64) - 1;
+      if (small_cache.count[c] < SmallBlockCache::kMaxPerClass) {
+        *static_cast<void**>(p) = small_cache.head[c];
+        small_cache.head[c] = p;
+        ++small_cache.count[c];
+        return;
+      }
+      std::free(p);
+      return;
+    }
     if (n >= kCacheMin) {
       std::lock_guard<std::mutex> lock(mutex_);
       stats_.allocated -= n;
