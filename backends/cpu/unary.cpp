@@ -54,7 +54,10 @@ Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::op
     const T lo = min ? min->to<T>() : no_lower_bound<T>();
     const T hi = max ? max->to<T>() : no_upper_bound<T>();
     // min first, then max (so max wins when min > max); NaN passes through.
-    map_into<T, T>(out, [lo, hi](T x) { return x < lo ? lo : (x > hi ? hi : x); }, self);
+    map_into<T, T>(out, [lo, hi](T x) {
+      const T at_least_lo = x < lo ? lo : x;
+      return at_least_lo > hi ? hi : at_least_lo;
+    }, self);
   });
   return out;
 }
