@@ -3,8 +3,7 @@
 // along its edges.
 #include <tapegrad/autograd/engine.h>
 
-#include <queue>
-#include <unordered_map>
+#include <algorithm>
 
 #include <tapegrad/autograd/node.h>
 #include <tapegrad/core/factories.h>
@@ -30,7 +29,32 @@ Tensor sum_to_shape(const Tensor& g, const Shape& shape) {
 }
 
 struct ByTapePosition {
-  bool operator()(const Node* a, const Node* b) const { return a->sequence_nr < b->sequence_nr; }
+  bool operator()(const std::shared_ptr<Node>& a, const std::shared_ptr<Node>& b) const {
+    return a->sequence_nr < b->sequence_nr;
+  }
+};
+
+// The nodes waiting to run, highest tape position first. Clears the nodes' scratch on exit,
+// also when a formula or hook throws, so the graph stays usable.
+struct ReadyQueue {
+  std::vector<std::shared_ptr<Node>> heap;
+  ~ReadyQueue() {
+    for (auto& n : heap) {
+      n->queued = false;
+      n->pending_grads.clear();
+    }
+  }
+  bool empty() const { return heap.empty(); }
+  void push(const std::shared_ptr<Node>& n) {
+    heap.push_back(n);
+    std::push_heap(heap.begin(), heap.end(), ByTapePosition{});
+  }
+  std::shared_ptr<Node> pop() {
+    std::pop_heap(heap.begin(), heap.end(), ByTapePosition{});
+    std::shared_ptr<Node> n = std::move(heap.back());
+    heap.pop_back();
+    return n;
+  }
 };
 
 struct Target {  // an input of autograd::grad: its gradient is captured, not accumulated
@@ -43,9 +67,7 @@ struct Target {  // an input of autograd::grad: its gradient is captured, not ac
 std::vector<Tensor> run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads,
                                  bool retain_graph, bool create_graph, const std::vector<Target>& targets) {
   AutoGradMode mode(create_graph);
-  std::unordered_map<Node*, std::vector<Tensor>> pending;
-  std::unordered_map<Node*, std::shared_ptr<Node>> alive;  // keep queued nodes alive
-  std::priority_queue<Node*, std::vector<Node*>, ByTapePosition> ready;
+  ReadyQueue ready;
   std::vector<Tensor> captured(targets.size());
   const bool capturing = !targets.empty();
   uint64_t lowest_target = UINT64_MAX;
@@ -53,25 +75,23 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots, const std::vect
 
   auto send = [&](const Edge& edge, Tensor g) {
     Node* n = edge.fn.get();
-    auto [it, fresh] = pending.try_emplace(n);
-    if (fresh) {
-      it->second.resize(std::max<size_t>(n->num_outputs(), edge.input_nr + 1));
-      alive.emplace(n, edge.fn);
-      ready.push(n);
+    if (!n->queued) {
+      n->queued = true;
+      n->pending_grads.resize(std::max<size_t>(n->num_outputs(), edge.input_nr + 1));
+      ready.push(edge.fn);
     }
-    Tensor& slot = it->second[edge.input_nr];
+    Tensor& slot = n->pending_grads[edge.input_nr];
     slot = slot.defined() ? slot + g : std::move(g);
   };
   for (size_t i = 0; i < roots.size(); ++i)
     if (roots[i].valid()) send(roots[i], root_grads[i]);
 
   while (!ready.empty()) {
-    Node* node = ready.top();
-    ready.pop();
-    std::vector<Tensor> grads = std::move(pending[node]);
-    pending.erase(node);
-    std::shared_ptr<Node> keep = std::move(alive[node]);
-    alive.erase(node);
+    std::shared_ptr<Node> owner = ready.pop();
+    Node* node = owner.get();
+    std::vector<Tensor> grads = std::move(node->pending_grads);
+    node->pending_grads.clear();
+    node->queued = false;
 
     for (auto& [nr, hook] : node->pre_hooks) {
       Tensor replaced = hook(grads[nr]);

@@ -7,7 +7,7 @@
 namespace tg::autograd {
 
 namespace {
-thread_local uint64_t tape_position = 0;
+__attribute__((tls_model("initial-exec"))) thread_local uint64_t tape_position = 0;
 }
 
 uint64_t Tape::next_sequence_nr() { return ++tape_position; }
@@ -62,14 +62,16 @@ std::vector<Tensor> unpack_list(const std::vector<SavedTensor>& saved, const Nod
 
 // ---- leaves -------------------------------------------------------------------------------------
 
-AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf_impl) : leaf(std::move(leaf_impl)) {
+AccumulateGrad::AccumulateGrad(const std::shared_ptr<TensorImpl>& leaf_impl) : leaf(leaf_impl) {
   sequence_nr = 0;  // accumulators run after every recorded op
-  output_meta.push_back({leaf->shape, leaf->dtype, leaf->storage->device});
+  output_meta.push_back({leaf_impl->shape, leaf_impl->dtype, leaf_impl->storage->device});
 }
 
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
+  std::shared_ptr<TensorImpl> leaf_impl = leaf.lock();
+  if (!leaf_impl) return {};  // the leaf is gone: nobody can read its gradient
   Tensor g = std::move(grads[0]);
-  AutogradMeta& meta = leaf->autograd_meta();
+  AutogradMeta& meta = leaf_impl->autograd_meta();
   for (const auto& hook : meta.leaf_hooks) {
     Tensor replaced = hook(g);
     if (replaced.defined()) g = replaced;
@@ -96,12 +98,8 @@ Edge gradient_edge(const Tensor& t) {
   if (!t.defined() || !t.requires_grad()) return {};
   if (t.grad_fn()) return {t.grad_fn(), t.output_nr()};
   AutogradMeta& meta = t.impl()->autograd_meta();
-  std::shared_ptr<Node> acc = meta.grad_accumulator.lock();
-  if (!acc) {
-    acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
-    meta.grad_accumulator = acc;
-  }
-  return {std::move(acc), 0};
+  if (!meta.grad_accumulator) meta.grad_accumulator = std::make_shared<AccumulateGrad>(t.impl_ptr());
+  return {meta.grad_accumulator, 0};
 }
 
 void collect_inputs(Node& node, std::initializer_list<const Tensor*> inputs) {

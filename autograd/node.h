@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include <tapegrad/core/small_vector.h>
 #include <tapegrad/core/tensor.h>
 
 namespace tg::autograd {
@@ -72,20 +73,23 @@ struct Node : std::enable_shared_from_this<Node> {
   }
   size_t num_outputs() const { return output_meta.size(); }
 
-  std::vector<Edge> next_edges;      // one per differentiable input
-  std::vector<InputMeta> input_meta; // same length
-  std::vector<InputMeta> output_meta;// for materialising missing output grads as zeros
+  SmallVector<Edge, 3> next_edges;       // one per differentiable input
+  SmallVector<InputMeta, 3> input_meta;  // same length
+  SmallVector<InputMeta, 1> output_meta; // for materialising missing output grads as zeros
   std::vector<std::pair<uint32_t, GradHook>> pre_hooks;  // (output_nr, hook)
   std::vector<std::pair<uint32_t, std::weak_ptr<TensorImpl>>> retained;  // retain_grad()
+  // Engine scratch during one backward pass: gradients received so far, and whether queued.
+  std::vector<Tensor> pending_grads;
+  bool queued = false;
   uint64_t sequence_nr;  // recording order: the tape position (0 for leaf accumulators: run last)
 };
 
 // The node that accumulates into a leaf's .grad().
 struct AccumulateGrad final : Node {
-  explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf);
+  explicit AccumulateGrad(const std::shared_ptr<TensorImpl>& leaf);
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
   const char* name() const override { return "AccumulateGrad"; }
-  std::shared_ptr<TensorImpl> leaf;
+  std::weak_ptr<TensorImpl> leaf;  // the leaf owns this node, not the other way round
 };
 
 // The tape: a thread-local recording counter. A node recorded later always has a higher

@@ -34,7 +34,8 @@ class EnableGradGuard : public AutoGradMode {
 };
 
 namespace detail {
-inline thread_local bool grad_enabled = true;
+// initial-exec: a plain TLS load, no __tls_get_addr call, on every op.
+inline thread_local bool grad_enabled __attribute__((tls_model("initial-exec"))) = true;
 }
 inline bool GradMode::is_enabled() { return detail::grad_enabled; }
 inline void GradMode::set_enabled(bool enabled) { detail::grad_enabled = enabled; }

@@ -20,7 +20,7 @@ struct SmallBlockCache {
   void* head[kClasses] = {};
   int count[kClasses] = {};
 };
-thread_local SmallBlockCache small_cache;  // trivially destructible: safe during thread exit
+__attribute__((tls_model("initial-exec"))) thread_local SmallBlockCache small_cache;  // trivially destructible: safe during thread exit
 
 // CPU allocator: 64-byte aligned. Blocks of 1 MiB and more are kept on free lists keyed by size
 // (up to 2 GiB cached), so repeated large temporaries reuse warm pages instead of page-faulting.

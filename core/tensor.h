@@ -114,7 +114,7 @@ class Tensor {
 struct AutogradMeta {
   Tensor grad;
   std::shared_ptr<autograd::Node> grad_fn;           // null for leaves
-  std::weak_ptr<autograd::Node> grad_accumulator;    // leaves: the node that fills .grad
+  std::shared_ptr<autograd::Node> grad_accumulator;  // leaves: the node that fills .grad (kept)
   std::vector<GradHook> leaf_hooks;                  // hooks registered before an accumulator exists
   uint32_t output_nr = 0;
   bool requires_grad = false;

@@ -1,7 +1,7 @@
-// View kernels (namespace tg::views): backend-agnostic, registered for every backend with the
-// spec key "Default". Each computes a new shape, strides and storage offset and returns
-// make_view(self, ...), which shares self's storage. No data is read or written, except by
-// reshape when no view is possible (then it copies) and by slice_backward (a fresh tensor).
+// View kernels (namespace tg::views): backend-agnostic, registered for every backend with the spec
+// key "Default". Each computes a new shape, strides and storage offset and returns make_view(self,
+// ...), which shares self's storage. No data is read or written, except by reshape when no view is
+// possible (then it copies) and by slice_backward (a fresh tensor).
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -24,8 +24,9 @@ Shape infer_size(const char* op, IntArrayRef size, const Shape& self_shape) {
   int64_t known = 1;
   for (size_t i = 0; i < size.size(); ++i) {
     if (size[i] == -1) {
-      TG_CHECK(!infer_at, ValueError, op, "only one dimension can be inferred (-1), got -1 at dims ",
-               *infer_at, " and ", i, " of shape ", size);
+      TG_CHECK(!infer_at, ValueError, op,
+               "only one dimension can be inferred (-1), got -1 at dims ", *infer_at, " and ", i,
+               " of shape ", size);
       infer_at = i;
     } else {
       TG_CHECK(size[i] >= 0, ValueError, op, "invalid size ", size[i], " at dim ", i, " of shape ",
@@ -34,8 +35,8 @@ Shape infer_size(const char* op, IntArrayRef size, const Shape& self_shape) {
     }
   }
   if (infer_at) {
-    TG_CHECK(known != 0, ValueError, op, "cannot infer the -1 in shape ", size, " for input of shape ",
-             self_shape, " (0 elements): any size would fit");
+    TG_CHECK(known != 0, ValueError, op, "cannot infer the -1 in shape ", size,
+             " for input of shape ", self_shape, " (0 elements): any size would fit");
     TG_CHECK(numel % known == 0, ValueError, op, "shape ", size, " is invalid for input of shape ",
              self_shape, " (", numel, " elements): ", numel, " is not a multiple of ", known);
     out[*infer_at] = numel / known;
@@ -45,9 +46,9 @@ Shape infer_size(const char* op, IntArrayRef size, const Shape& self_shape) {
   return out;
 }
 
-// Strides that view (old_shape, old_strides) as new_shape without copying, or nullopt when a
-// new dim would span two non-mergeable chunks of memory. PyTorch's computeStride: walk both
-// shapes from the last dim, matching runs of old dims that are contiguous with each other.
+// Strides that view (old_shape, old_strides) as new_shape without copying, or nullopt when a new
+// dim would span two non-mergeable chunks of memory. PyTorch's computeStride: walk both shapes from
+// the last dim, matching runs of old dims that are contiguous with each other.
 std::optional<Shape> view_strides(const Shape& old_shape, const Shape& old_strides,
                                   const Shape& new_shape) {
   if (old_shape.empty()) return Shape(new_shape.size(), 1);
@@ -68,8 +69,8 @@ std::optional<Shape> view_strides(const Shape& old_shape, const Shape& old_strid
   for (int64_t d = static_cast<int64_t>(old_shape.size()) - 1; d >= 0; --d) {
     tensor_numel *= old_shape[d];
     // A chunk ends where the next-outer dim is not laid out right after this run.
-    bool chunk_ends = d == 0 || (old_shape[d - 1] != 1 &&
-                                 old_strides[d - 1] != tensor_numel * chunk_base_stride);
+    bool chunk_ends =
+        d == 0 || (old_shape[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride);
     if (!chunk_ends) continue;
     while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
       strides[view_d] = view_numel * chunk_base_stride;
@@ -87,8 +88,8 @@ std::optional<Shape> view_strides(const Shape& old_shape, const Shape& old_strid
   return strides;
 }
 
-// view or reshape, with errors naming `op`: a view when the strides allow, else (allow_copy)
-// a fresh contiguous copy.
+// view or reshape, with errors naming `op`: a view when the strides allow, else (allow_copy) a
+// fresh contiguous copy.
 Tensor reshape_impl(const char* op, const Tensor& self, IntArrayRef size, bool allow_copy) {
   Shape shape = infer_size(op, size, self.shape());
   if (auto strides = view_strides(self.shape(), self.strides(), shape)) {
@@ -108,7 +109,8 @@ Tensor reshape_impl(const char* op, const Tensor& self, IntArrayRef size, bool a
 Tensor expand_impl(const char* op, const Tensor& self, IntArrayRef size) {
   const int64_t ndim = self.dim(), new_ndim = static_cast<int64_t>(size.size());
   TG_CHECK(new_ndim >= ndim, ValueError, op, "size ", size, " has ", new_ndim,
-           " entries, expected at least ", ndim, " (one per dim of self, shape ", self.shape(), ")");
+           " entries, expected at least ", ndim, " (one per dim of self, shape ", self.shape(),
+           ")");
   Shape shape(size.size()), strides(size.size());
   for (int64_t i = new_ndim - 1; i >= 0; --i) {
     const int64_t self_d = i - (new_ndim - ndim);  // the matching dim of self, < 0 for new dims
@@ -261,8 +263,8 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   const int64_t d = wrap_dim("narrow", dim, self.dim());
   const int64_t size = self.shape()[d];
   TG_CHECK(start >= -size && start <= size, IndexError, "narrow", "start ", start,
-           " is out of range for dim ", d, " of size ", size, " (expected ", -size, " <= start <= ",
-           size, ")");
+           " is out of range for dim ", d, " of size ", size, " (expected ", -size,
+           " <= start <= ", size, ")");
   const int64_t s = start < 0 ? start + size : start;
   TG_CHECK(length >= 0 && s + length <= size, IndexError, "narrow", "start (", s, ") + length (",
            length, ") is out of range for dim ", d, " of size ", size,

@@ -25,7 +25,8 @@ bool shares_storage(const Tensor& a, const Tensor& b) {
 }
 
 // The message of the tg::Error that fn throws, or "" when it throws none.
-template <typename ErrorType, typename Fn> std::string error_of(Fn fn) {
+template <typename ErrorType, typename Fn>
+std::string error_of(Fn fn) {
   try {
     fn();
   } catch (const ErrorType& e) {
@@ -61,8 +62,9 @@ TEST_CASE("view: errors name the shapes") {
   CHECK(msg.find("[view]") == 0);
   CHECK(msg.find("[4, 2] (8 elements)") != std::string::npos);
   CHECK(msg.find("[2, 3] (6 elements)") != std::string::npos);
-  CHECK(error_of<tg::ValueError>([&] { x.view({-1, -1}); }).find("only one dimension") !=
-        std::string::npos);
+  CHECK(error_of<tg::ValueError>([&] {
+          x.view({-1, -1});
+        }).find("only one dimension") != std::string::npos);
   msg = error_of<tg::ValueError>([&] { x.t().view({6}); });
   CHECK(msg.find("view size is not compatible with input tensor's size and stride") !=
         std::string::npos);
@@ -80,8 +82,9 @@ TEST_CASE("transpose, t and permute: strides swap, data stays") {
   CHECK(x.t().to_vector<double>() == V{0, 3, 1, 4, 2, 5});
   CHECK(x.transpose(-1, -2).strides() == Shape{1, 3});
   CHECK(iota(3, {3}).t().shape() == Shape{3});
-  CHECK(error_of<tg::ValueError>([] { iota(8, {2, 2, 2}).t(); }).find("at most 2 dims") !=
-        std::string::npos);
+  CHECK(error_of<tg::ValueError>([] {
+          iota(8, {2, 2, 2}).t();
+        }).find("at most 2 dims") != std::string::npos);
 
   Tensor y = iota(24, {2, 3, 4});
   Tensor p = y.permute({2, 0, -2});
@@ -90,8 +93,9 @@ TEST_CASE("transpose, t and permute: strides swap, data stays") {
   // p[k][i][j] == y[i][j][k]: p[1][0][2] is y[0][2][1] = 9, p[3][1][0] is y[1][0][3] = 15.
   CHECK(p.select(0, 1).select(0, 0).select(0, 2).item<double>() == 9);
   CHECK(p.select(0, 3).select(0, 1).select(0, 0).item<double>() == 15);
-  CHECK(error_of<tg::ValueError>([&] { y.permute({0, 0, 1}); }).find("appears more than once") !=
-        std::string::npos);
+  CHECK(error_of<tg::ValueError>([&] {
+          y.permute({0, 0, 1});
+        }).find("appears more than once") != std::string::npos);
 }
 
 TEST_CASE("reshape: a view when possible, a copy exactly when it must") {
@@ -131,8 +135,9 @@ TEST_CASE("expand and broadcast_to: stride 0 on expanded dims") {
   std::string msg = error_of<tg::ValueError>([&] { x.expand({3, 4}).expand({5, 4}); });
   CHECK(msg.find("[expand]") == 0);
   CHECK(msg.find("must match the existing size 3") != std::string::npos);
-  CHECK(error_of<tg::ValueError>([&] { x.expand({-1, 3, 4}); }).find("new leading dim 0") !=
-        std::string::npos);
+  CHECK(error_of<tg::ValueError>([&] {
+          x.expand({-1, 3, 4});
+        }).find("new leading dim 0") != std::string::npos);
   CHECK(error_of<tg::ValueError>([&] { x.expand({3}); }).find("expected at least 2") !=
         std::string::npos);
 }
@@ -192,7 +197,8 @@ TEST_CASE("clone, to_dtype, to_device copy") {
   Tensor h = tg::tensor(V{1.5, -2.5, 0}).to_dtype(tg::kInt64);
   CHECK(h.dtype() == tg::kInt64);
   CHECK(h.to_vector<int64_t>() == std::vector<int64_t>{1, -2, 0});
-  CHECK(tg::tensor(V{1.5, 0}).to_dtype(tg::kBool).to_vector<bool>() == std::vector<bool>{true, false});
+  CHECK(tg::tensor(V{1.5, 0}).to_dtype(tg::kBool).to_vector<bool>() ==
+        std::vector<bool>{true, false});
   Tensor same = x.to_dtype(tg::kFloat64);  // the op always copies
   CHECK_FALSE(shares_storage(same, x));
 

@@ -1,12 +1,12 @@
 #pragma once
 // Backward helpers for the elementwise op family (namespace tg::formulas). Each is written with
 // public ops, so double backward works through them.
-#include <optional>
-
 #include <tapegrad/core/factories.h>
 #include <tapegrad/core/operators.h>
 #include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+
+#include <optional>
 
 namespace tg::formulas {
 
@@ -41,14 +41,14 @@ inline Tensor pow_backward_exponent(const Tensor& grad, const Tensor& self, cons
 // d(self^e)/dself for a Scalar exponent: e * self^(e - 1), and 0 when e == 0.
 inline Tensor pow_scalar_backward(const Tensor& grad, const Tensor& self, const Scalar& exponent) {
   if (exponent.equals(0.0)) return zeros_like(grad);
-  const Scalar exponent_minus_1 = exponent.is_floating() ? Scalar(exponent.to_double() - 1)
-                                                         : Scalar(exponent.to_int() - 1);
+  const Scalar exponent_minus_1 =
+      exponent.is_floating() ? Scalar(exponent.to_double() - 1) : Scalar(exponent.to_int() - 1);
   return grad * exponent * pow_scalar(self, exponent_minus_1);
 }
 
 // clamp passes the gradient where min <= self <= max (bounds included, as PyTorch), 0 elsewhere.
-inline Tensor clamp_backward(const Tensor& grad, const Tensor& self, const std::optional<Scalar>& min,
-                             const std::optional<Scalar>& max) {
+inline Tensor clamp_backward(const Tensor& grad, const Tensor& self,
+                             const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
   if (min && max) return keep_where(logical_and(self >= *min, self <= *max), grad);
   if (min) return keep_where(self >= *min, grad);
   return keep_where(self <= *max, grad);

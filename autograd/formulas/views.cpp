@@ -1,5 +1,5 @@
-// Backward helpers of the view ops; see views.h. The scatter into zeros is the op
-// slice_backward (its own gradient is a slice), so double backward works through all of them.
+// Backward helpers of the view ops; see views.h. The scatter into zeros is the op slice_backward
+// (its own gradient is a slice), so double backward works through all of them.
 #include <tapegrad/autograd/formulas/views.h>
 
 namespace tg::formulas {

@@ -1,6 +1,6 @@
 #pragma once
-// Backward helpers for the view ops (namespace tg::formulas). Written with public ops only, so
-// the gradients they build are themselves differentiable (double backward).
+// Backward helpers for the view ops (namespace tg::formulas). Written with public ops only, so the
+// gradients they build are themselves differentiable (double backward).
 #include <cstdint>
 #include <vector>
 
@@ -11,8 +11,8 @@
 
 namespace tg::formulas {
 
-// expand / broadcast_to: sums grad over the dims that broadcasting created (leading extra dims,
-// and dims where shape has 1 but grad does not), so the result has `shape`.
+// expand / broadcast_to: sums grad over the dims that broadcasting created (leading extra dims, and
+// dims where shape has 1 but grad does not), so the result has `shape`.
 Tensor sum_to(const Tensor& grad, const Shape& shape);
 // permute: the permutation that undoes `dims` (negative entries count from the end).
 std::vector<int64_t> inverse_permutation(IntArrayRef dims);

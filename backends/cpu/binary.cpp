@@ -7,10 +7,14 @@
 
 namespace tg::cpu {
 
+namespace {
+
 // alpha converted to the compute type T (floating types read it as double, others as int64).
 template <typename T> T alpha_as(double alpha_f, int64_t alpha_i) {
   return std::is_floating_point_v<T> ? static_cast<T>(alpha_f) : static_cast<T>(alpha_i);
 }
+
+}  // namespace
 
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   if (alpha.is_integral() && alpha.to_int() == 1)  // the common case: no multiply
@@ -41,6 +45,8 @@ Tensor div(const Tensor& self, const Tensor& other) {
   return binary_float_op("div", self, other, [](auto a, auto b) { return a / b; });
 }
 
+namespace {
+
 // base^exponent. Integers: repeated squaring (wrapping on overflow, computed unsigned so that
 // it is defined behaviour); a negative exponent gives 1 / base^|e| truncated to an integer (1 for
 // base 1, +-1 for base -1, else 0), as PyTorch's integer pow does.
@@ -61,8 +67,11 @@ template <typename T> T power(T base, T exponent) {
   }
 }
 
+}  // namespace
+
 Tensor pow(const Tensor& self, const Tensor& exponent) {
-  return binary_op<Types::NoBool>("pow", self, exponent, [](auto a, auto b) { return power(a, b); });
+  return binary_op<Types::NoBool>("pow", self, exponent,
+                                  [](auto a, auto b) { return power(a, b); });
 }
 
 Tensor pow_scalar(const Tensor& self, const Scalar& exponent) {
@@ -72,16 +81,19 @@ Tensor pow_scalar(const Tensor& self, const Scalar& exponent) {
   const Tensor e = scalar_to_tensor(exponent, self.device());
   if (exponent.equals(2.0))  // x * x is exact and much faster than std::pow
     return binary_op<Types::NoBool>("pow_scalar", self, e, [](auto a, auto) { return a * a; });
-  return binary_op<Types::NoBool>("pow_scalar", self, e, [](auto a, auto b) { return power(a, b); });
+  return binary_op<Types::NoBool>("pow_scalar", self, e,
+                                  [](auto a, auto b) { return power(a, b); });
 }
 
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
-  const Shape shape = broadcast_shapes("where", broadcast_pair("where", condition, self), other.shape());
+  const Shape shape =
+      broadcast_shapes("where", broadcast_pair("where", condition, self), other.shape());
   const DType dtype = result_type(self, other);
   Tensor out = empty(shape, dtype, self.device());
   visit_dtype("where", dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_into<T, bool, T, T>(out, [](bool c, T a, T b) { return c ? a : b; }, condition, self, other);
+    map_into<T, bool, T, T>(
+        out, [](bool c, T a, T b) { return c ? a : b; }, condition, self, other);
   });
   return out;
 }

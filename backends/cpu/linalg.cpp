@@ -222,9 +222,11 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
     if (!blas_layout(B)) B = make_operand(b.contiguous(), batch);
     Operand folded = A;
     if (fold_batch(folded, B) && blas_layout(folded) && fits_int({folded.rows})) A = folded;
-    if (dtype == kFloat32) gemm_blas(A, B, out.data<float>());
-    else gemm_blas(A, B, out.data<double>());
-    return out;
+    if (fits_int({blas_layout(A)->ld, blas_layout(B)->ld})) {
+      if (dtype == kFloat32) gemm_blas(A, B, out.data<float>());
+      else gemm_blas(A, B, out.data<double>());
+      return out;
+    }
   }
 #endif
   if (n > 1 && B.col_stride != 1) B = make_operand(b.contiguous(), batch);

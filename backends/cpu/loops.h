@@ -1,8 +1,12 @@
 #pragma once
 // The CPU elementwise engine. Every elementwise kernel is one call of a helper below with a lambda
 // for one element, e.g.
-//   Tensor exp(const Tensor& self) { return unary_float_op("exp", self, [](auto x) { return std::exp(x); }); }
-//   Tensor mul(const Tensor& a, const Tensor& b) { return binary_op("mul", a, b, [](auto x, auto y) { return x * y; }); }
+//   Tensor exp(const Tensor& self) {
+//     return unary_float_op("exp", self, [](auto x) { return std::exp(x); });
+//   }
+//   Tensor mul(const Tensor& self, const Tensor& other) {
+//     return binary_op("mul", self, other, [](auto a, auto b) { return a * b; });
+//   }
 // The helpers pick the output dtype (PyTorch type promotion) and shape (NumPy broadcasting),
 // allocate a fresh contiguous output and run the lambda with the compute type T:
 //   flat loop   every input contiguous with the output's shape, or a single value broadcast:
@@ -10,18 +14,18 @@
 //               when large; 1-element calls allocate nothing but the output.
 //   strided     anything else (transposed inputs, broadcasting along inner dims): an N-d loop
 //               over strides.
+#include <tapegrad/core/copy.h>
+#include <tapegrad/core/error.h>
+#include <tapegrad/core/factories.h>
+#include <tapegrad/core/parallel.h>
+#include <tapegrad/core/tensor.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <tuple>
 #include <type_traits>
 #include <utility>
-
-#include <tapegrad/core/copy.h>
-#include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/parallel.h>
-#include <tapegrad/core/tensor.h>
 
 namespace tg::cpu {
 
@@ -36,17 +40,23 @@ template <Types kTypes, typename Fn> void visit(const char* op, DType t, Fn&& fn
     visit_dtype(op, t, fn);
   } else {
     switch (t) {
-      case kInt32: return fn(TypeTag<int32_t>{});
-      case kInt64: return fn(TypeTag<int64_t>{});
-      case kFloat32: return fn(TypeTag<float>{});
-      case kFloat64: return fn(TypeTag<double>{});
-      default: throw_unsupported_dtype(op, t);
+      case kInt32:
+        return fn(TypeTag<int32_t>{});
+      case kInt64:
+        return fn(TypeTag<int64_t>{});
+      case kFloat32:
+        return fn(TypeTag<float>{});
+      case kFloat64:
+        return fn(TypeTag<double>{});
+      default:
+        throw_unsupported_dtype(op, t);
     }
   }
 }
 
 // The one element of a one-element tensor of any dtype, converted to T.
 template <typename T> T load_one(const Tensor& t) {
+  if (t.dtype() == dtype_of<T>()) return *t.data<T>();  // the common case, without a switch
   return visit_dtype("elementwise", t.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
     return static_cast<T>(*t.data<S>());
@@ -76,7 +86,8 @@ template <typename T> struct Operand {
   const T* pointer() const { return single ? &value : data; }
   // Element strides walking the output's shape (0 along broadcast dims).
   Shape strides_for(const Shape& out_shape) const {
-    return single ? Shape(out_shape.size(), 0) : broadcast_strides("elementwise", tensor, out_shape);
+    return single ? Shape(out_shape.size(), 0)
+                  : broadcast_strides("elementwise", tensor, out_shape);
   }
 };
 
@@ -105,7 +116,8 @@ void flat_loop(Out* out, int64_t n, const Fn& fn, Src... src) {
 
 // Calls run(src...) with each operand as a raw pointer (dense) or a Broadcast (single): the
 // flat loop is compiled once per combination, so each version is a plain vectorisable loop.
-template <typename Run, typename... Src> void with_sources(const Run& run, std::tuple<Src...> done) {
+template <typename Run, typename... Src>
+void with_sources(const Run& run, std::tuple<Src...> done) {
   std::apply(run, done);
 }
 template <typename Run, typename... Src, typename T, typename... Rest>
@@ -159,26 +171,46 @@ void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
   const std::tuple<const In*...> base{ops.pointer()...};
   Out* o = out.data<Out>();
 
-  // Rows [row_begin, row_end) of the output; a row is one run along the innermost dim.
+  const std::array<int64_t, N> step = [&]<size_t... K>(std::index_sequence<K...>) {
+    return std::array<int64_t, N>{strides[K][outer_dims]...};  // innermost strides
+  }
+  (std::index_sequence_for<In...>{});
+
+  // Rows [row_begin, row_end) of the output; a row is one run along the innermost dim. Rows go
+  // in bands of kBand, each band walked in column blocks of kBlock: an operand read with a large
+  // inner stride (a transposed input) then uses whole cache lines across the band instead of one
+  // element per line.
+  constexpr int64_t kBand = 16, kBlock = 128;
   auto run_rows = [&](int64_t row_begin, int64_t row_end) {
-    Shape index(outer_dims, 0);  // multi-index of the current row over the outer dims
+    Shape index(outer_dims, 0);  // multi-index of the next row over the outer dims
     for (int64_t r = row_begin, d = static_cast<int64_t>(outer_dims) - 1; d >= 0; --d) {
       index[d] = r % shape[d];
       r /= shape[d];
     }
-    for (int64_t row = row_begin; row < row_end; ++row) {
-      [&]<size_t... K>(std::index_sequence<K...>) {
-        std::array<int64_t, N> offset{};
-        for (size_t d = 0; d < outer_dims; ++d) ((offset[K] += index[d] * strides[K][d]), ...);
-        const std::tuple<const In*...> p{(std::get<K>(base) + offset[K])...};
-        const std::array<int64_t, N> step{strides[K][outer_dims]...};
-        Out* orow = o + row * inner;
-        for (int64_t j = 0; j < inner; ++j)
-          orow[j] = static_cast<Out>(fn(std::get<K>(p)[j * step[K]]...));
-      }(std::index_sequence_for<In...>{});
-      for (int64_t d = static_cast<int64_t>(outer_dims) - 1; d >= 0; --d) {  // next row
-        if (++index[d] < shape[d]) break;
-        index[d] = 0;
+    std::array<std::array<int64_t, kBand>, N> offset;  // each band row's start, per operand
+    for (int64_t band = row_begin; band < row_end; band += kBand) {
+      const int64_t band_rows = std::min(kBand, row_end - band);
+      for (int64_t r = 0; r < band_rows; ++r) {
+        for (size_t k = 0; k < N; ++k) {
+          offset[k][r] = 0;
+          for (size_t d = 0; d < outer_dims; ++d) offset[k][r] += index[d] * strides[k][d];
+        }
+        for (int64_t d = static_cast<int64_t>(outer_dims) - 1; d >= 0; --d) {  // next row
+          if (++index[d] < shape[d]) break;
+          index[d] = 0;
+        }
+      }
+      for (int64_t j0 = 0; j0 < inner; j0 += kBlock) {
+        const int64_t j1 = std::min(inner, j0 + kBlock);
+        for (int64_t r = 0; r < band_rows; ++r) {
+          [&]<size_t... K>(std::index_sequence<K...>) {
+            const std::tuple<const In*...> p{(std::get<K>(base) + offset[K][r])...};
+            Out* orow = o + (band + r) * inner;
+            for (int64_t j = j0; j < j1; ++j)
+              orow[j] = static_cast<Out>(fn(std::get<K>(p)[j * step[K]]...));
+          }
+          (std::index_sequence_for<In...>{});
+        }
       }
     }
   };
@@ -203,9 +235,7 @@ void run_operands(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
   }
 }
 
-template <typename> struct AsTensor {
-  using type = Tensor;
-};
+template <typename> struct AsTensor { using type = Tensor; };
 
 // out[i] = fn(inputs[i]...) over out's shape, with input k read as element type In_k (converted
 // when its dtype differs) and broadcast to out's shape. out is freshly allocated (contiguous)
@@ -260,7 +290,10 @@ template <typename Fn> Tensor unary_bool_op(const char* op, const Tensor& self, 
 // when OutBool. The building block of the binary helpers below.
 template <Types kTypes, bool OutBool, typename Fn>
 Tensor binary_op_in(const char* op, DType compute, const Tensor& a, const Tensor& b, const Fn& fn) {
-  Tensor out = empty(broadcast_pair(op, a, b), OutBool ? kBool : compute, a.device());
+  Shape broadcast;  // set only when the shapes differ: no copy on the common path
+  const Shape& shape =
+      a.shape() == b.shape() ? a.shape() : (broadcast = broadcast_shapes(op, a.shape(), b.shape()));
+  Tensor out = empty(shape, OutBool ? kBool : compute, a.device());
   visit<kTypes>(op, compute, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Out = std::conditional_t<OutBool, bool, T>;
@@ -276,7 +309,8 @@ Tensor binary_op(const char* op, const Tensor& a, const Tensor& b, const Fn& fn)
 }
 
 // fn(a, b) in floating point: integer results promote to float32 (true division).
-template <typename Fn> Tensor binary_float_op(const char* op, const Tensor& a, const Tensor& b, const Fn& fn) {
+template <typename Fn>
+Tensor binary_float_op(const char* op, const Tensor& a, const Tensor& b, const Fn& fn) {
   DType compute = result_type(a, b);
   if (!is_floating(compute)) compute = kFloat32;
   return binary_op_in<Types::All, false>(op, compute, a, b, fn);

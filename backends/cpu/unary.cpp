@@ -33,17 +33,26 @@ Tensor relu(const Tensor& self) {
   return unary_op<Types::NoBool>("relu", self, [](auto x) { return x < 0 ? decltype(x)(0) : x; });
 }
 
+namespace {
+
 // The bound used when clamp is given no min (or no max): -inf / +inf, or the integer limits.
 template <typename T> T no_lower_bound() {
-  if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
-  else return std::numeric_limits<T>::lowest();
+  if constexpr (std::numeric_limits<T>::has_infinity)
+    return -std::numeric_limits<T>::infinity();
+  else
+    return std::numeric_limits<T>::lowest();
 }
 template <typename T> T no_upper_bound() {
-  if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
-  else return std::numeric_limits<T>::max();
+  if constexpr (std::numeric_limits<T>::has_infinity)
+    return std::numeric_limits<T>::infinity();
+  else
+    return std::numeric_limits<T>::max();
 }
 
-Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+}  // namespace
+
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,
+             const std::optional<Scalar>& max) {
   TG_CHECK(min || max, ValueError, "clamp", "give at least one of min and max, got neither");
   // A floating bound makes an integer tensor's result float32, as in PyTorch.
   const DType dtype = promote_types(min ? result_type(self, *min) : self.dtype(),
@@ -54,10 +63,13 @@ Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::op
     const T lo = min ? min->to<T>() : no_lower_bound<T>();
     const T hi = max ? max->to<T>() : no_upper_bound<T>();
     // min first, then max (so max wins when min > max); NaN passes through.
-    map_into<T, T>(out, [lo, hi](T x) {
-      const T at_least_lo = x < lo ? lo : x;
-      return at_least_lo > hi ? hi : at_least_lo;
-    }, self);
+    map_into<T, T>(
+        out,
+        [lo, hi](T x) {
+          const T at_least_lo = x < lo ? lo : x;
+          return at_least_lo > hi ? hi : at_least_lo;
+        },
+        self);
   });
   return out;
 }
@@ -83,6 +95,18 @@ Tensor sigmoid(const Tensor& self) {
 
 Tensor tanh(const Tensor& self) {
   return unary_float_op("tanh", self, [](auto x) { return std::tanh(x); });
+}
+
+}  // namespace tg::cpu
+
+namespace tg::cpu {
+
+// log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, exact for large |x|.
+Tensor softplus(const Tensor& self) {
+  return unary_float_op("softplus", self, [](auto x) {
+    using T = decltype(x);
+    return std::max(x, T(0)) + std::log1p(std::exp(-std::abs(x)));
+  });
 }
 
 }  // namespace tg::cpu

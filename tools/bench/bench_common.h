@@ -12,8 +12,8 @@ namespace tg_bench {
 // Elements in the large (memory-bound) cases: 64 MiB per float32 array.
 inline constexpr int64_t kLargeN = int64_t{1} << 24;
 
-// One benchmark case of one library. Large cases are memory-bound, are timed in wall-clock time
-// (so several threads count correctly) and are the only ones run in multi-thread mode.
+// One benchmark case of one library. Large cases are memory-bound, reported in ms, and are the
+// only ones run in multi-thread mode.
 struct Case {
   std::string name;  // e.g. "add_1elem_grad"; the same name on every side
   void (*fn)(benchmark::State&);

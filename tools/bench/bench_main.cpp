@@ -1,9 +1,14 @@
 // Entry point of tg_bench and tg_bench_vs_torch. Registers every case as `tapegrad/<case>` and,
 // in tg_bench_vs_torch, `libtorch/<case>` right after it, so ratios come from one run.
 //   --threads=N (or TG_BENCH_THREADS=N): run the large cases with N threads (default 1).
+//   --count_allocs: also report `allocs/iter`, calls to operator new per iteration (tensor
+//     headers, autograd nodes, vectors; not the data buffers, which both libraries get from
+//     their own allocators). Counting costs a little time: take timings from a run without it.
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -14,15 +19,20 @@
 namespace tg_bench {
 namespace {
 int g_threads = 1;
+std::atomic<bool> g_count_allocs{false};
+std::atomic<int64_t> g_allocs{0};
 
-// Removes our own --threads=N flag from argv before Google Benchmark parses the rest.
-int parse_threads(int& argc, char** argv) {
+// Removes our own flags (--threads=N, --count_allocs) from argv before Google Benchmark parses
+// the rest; returns the thread count.
+int parse_own_flags(int& argc, char** argv) {
   int threads = 1;
   if (const char* env = std::getenv("TG_BENCH_THREADS")) threads = std::atoi(env);
   int out = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--threads=", 10) == 0)
       threads = std::atoi(argv[i] + 10);
+    else if (std::strcmp(argv[i], "--count_allocs") == 0)
+      g_count_allocs = true;
     else
       argv[out++] = argv[i];
   }
@@ -34,9 +44,18 @@ void register_case(const std::string& library, const Case& c, int threads) {
   if (threads > 1 && !c.large) return;  // small cases never split across threads
   std::string name = library + "/" + c.name;
   if (threads > 1) name += "/threads:" + std::to_string(threads);
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), c.fn);
-  if (c.large) b->UseRealTime()->Unit(benchmark::kMillisecond);
-  else b->Unit(benchmark::kNanosecond);
+  auto run = [fn = c.fn](benchmark::State& state) {
+    const int64_t before = g_allocs.load();
+    fn(state);
+    if (g_count_allocs)  // includes the case's setup, negligible over many iterations
+      state.counters["allocs/iter"] = benchmark::Counter(static_cast<double>(g_allocs.load() - before),
+                                                         benchmark::Counter::kAvgIterations);
+  };
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), run);
+  // Time is this thread's CPU time (robust on a shared machine); with several threads only
+  // wall-clock time counts them all.
+  b->Unit(c.large ? benchmark::kMillisecond : benchmark::kNanosecond);
+  if (threads > 1) b->UseRealTime();
 }
 }  // namespace
 
@@ -44,9 +63,20 @@ int num_threads() { return g_threads; }
 
 }  // namespace tg_bench
 
+// Replaced global allocation functions (they serve libtapegrad and libtorch too): plain
+// malloc/free, plus a count while --count_allocs is on.
+void* operator new(std::size_t n) {
+  if (tg_bench::g_count_allocs.load(std::memory_order_relaxed))
+    tg_bench::g_allocs.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
 int main(int argc, char** argv) {
   using namespace tg_bench;
-  g_threads = parse_threads(argc, argv);
+  g_threads = parse_own_flags(argc, argv);
   if (g_threads < 1) {
     std::cerr << "--threads must be at least 1\n";
     return 1;
