@@ -155,7 +155,8 @@ TEST_CASE("squeeze and unsqueeze") {
   CHECK(y.unsqueeze(1).strides() == Shape{3, 3, 1});
   CHECK(y.unsqueeze(1).is_contiguous());
   CHECK(shares_storage(y.unsqueeze(0), y));
-  CHECK(error_of<tg::IndexError>([&] { y.unsqueeze(3); }).find("[unsqueeze]") == 0);
+  CHECK(error_of<tg::IndexError>([&] { y.unsqueeze(3); }) ==
+        "[unsqueeze] dim 3 is out of range for a 2-d tensor (expected a dim in [-3, 2])");
 }
 
 TEST_CASE("slice, narrow, select: Python bounds and write-through") {
