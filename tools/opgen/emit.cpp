@@ -1,216 +1,14 @@
-// opgen: reads ops/specs/*.json and writes the generated C++ of tapegrad into the build tree:
-//   functions.h       public functions in namespace tg (+ in-place variants)
-//   tensor_methods.h  Tensor methods (included inside class Tensor)
-//   kernels.h         declarations of every kernel named in a spec
-//   ops_internal.h    the per-op dispatch tables (shared by ops.cpp and autograd.cpp)
-//   ops.cpp           front ends (checks + dispatch), methods, in-place variants, kernel registration
-//   autograd.cpp      one Node per differentiable op and its Autograd kernel
-//   registry.cpp      the run-time registry (names, args, samples, boxed calls)
-//   spec_tests.cpp    one doctest case per op, running the op check on its samples
-// A bad spec stops the build with "file: op 'name': key 'k': what is wrong".
+// opgen, part 2: writing C++ from specs (front ends, kernels' declarations, autograd nodes,
+// the registry and one doctest case per op).
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <regex>
-#include <set>
-#include <sstream>
-#include <string>
-#include <vector>
 
-namespace fs = std::filesystem;
-using json = nlohmann::ordered_json;
+#include "opgen.h"
+
+namespace opgen {
 
 namespace {
-
-struct SpecError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-struct Arg {
-  std::string name, type;
-  json default_value;
-  bool has_default = false;
-  bool differentiable = true;
-  std::vector<std::string> dtypes;
-  std::vector<std::string> allowed;
-  bool is_tensor() const { return type == "Tensor" || type == "Tensor?" || type == "Tensor[]"; }
-  bool is_diff_tensor() const { return is_tensor() && differentiable; }
-};
-
-struct Ret {
-  std::string name;
-  bool differentiable = true;
-};
-
-struct Op {
-  std::string file, name, doc;
-  std::vector<Arg> args;
-  std::vector<Ret> rets;
-  std::set<std::string> variants;
-  std::vector<std::string> dtypes;
-  std::vector<std::pair<std::string, std::string>> kernels;  // key -> function
-  std::vector<std::pair<std::string, std::string>> backward; // input -> formula (arg order)
-  bool differentiable = true;
-  json samples;
-
-  bool has_variant(const std::string& v) const { return variants.count(v) > 0; }
-  const Arg* find_arg(const std::string& n) const {
-    for (const auto& a : args)
-      if (a.name == n) return &a;
-    return nullptr;
-  }
-  const Ret* find_ret(const std::string& n) const {
-    for (const auto& r : rets)
-      if (r.name == n) return &r;
-    return nullptr;
-  }
-  std::vector<const Arg*> diff_inputs() const {
-    std::vector<const Arg*> v;
-    for (const auto& a : args)
-      if (a.is_diff_tensor()) v.push_back(&a);
-    return v;
-  }
-  size_t num_diff_outputs() const {
-    return static_cast<size_t>(std::count_if(rets.begin(), rets.end(), [](const Ret& r) { return r.differentiable; }));
-  }
-};
-
-[[noreturn]] void spec_fail(const Op& op, const std::string& key, const std::string& what) {
-  throw SpecError(op.file + ": op '" + op.name + "': key '" + key + "': " + what);
-}
-
-const std::set<std::string> kArgTypes = {"Tensor", "Tensor?", "Tensor[]", "int",   "int?",
-                                         "int[]",  "float",   "Scalar",   "Scalar?", "bool",
-                                         "string", "DType",   "DType?",   "Device"};
-const std::vector<std::string> kAllDtypes = {"bool", "int32", "int64", "float32", "float64"};
-const std::vector<std::string> kKnownDtypes = {"bool", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
-const std::set<std::string> kKernelKeys = {"CPU", "CUDA", "Default"};
-
-std::vector<std::string> expand_dtypes(const Op& op, const std::string& key, const json& j) {
-  std::vector<std::string> out;
-  for (const auto& d : j) {
-    if (!d.is_string()) spec_fail(op, key, "dtype names must be strings");
-    std::string s = d.get<std::string>();
-    if (s == "all") {
-      out.insert(out.end(), kAllDtypes.begin(), kAllDtypes.end());
-    } else if (s == "floating") {
-      out.insert(out.end(), {"float32", "float64"});
-    } else if (s == "integral") {
-      out.insert(out.end(), {"int32", "int64"});
-    } else if (std::find(kKnownDtypes.begin(), kKnownDtypes.end(), s) != kKnownDtypes.end()) {
-      out.push_back(s);
-    } else {
-      spec_fail(op, key, "unknown dtype '" + s + "'");
-    }
-  }
-  return out;
-}
-
-void check_keys(const Op& op, const std::string& where, const json& obj, const std::set<std::string>& allowed) {
-  for (const auto& [k, v] : obj.items())
-    if (!allowed.count(k)) spec_fail(op, where.empty() ? k : where + "." + k, "unknown key");
-}
-
-Op parse_op(const std::string& file, const json& j) {
-  Op op;
-  op.file = file;
-  if (!j.is_object()) throw SpecError(file + ": each op must be a JSON object");
-  op.name = j.value("name", "");
-  if (op.name.empty()) throw SpecError(file + ": an op has no 'name'");
-  check_keys(op, "", j,
-             {"name", "doc", "args", "returns", "variants", "dtypes", "kernels", "backward",
-              "differentiable", "samples"});
-  if (!j.contains("doc")) spec_fail(op, "doc", "missing (one line describing the op)");
-  op.doc = j["doc"].get<std::string>();
-  if (!j.contains("args") || !j["args"].is_array()) spec_fail(op, "args", "missing or not a list");
-  for (const auto& ja : j["args"]) {
-    Arg a;
-    a.name = ja.value("name", "");
-    if (a.name.empty()) spec_fail(op, "args", "an argument has no name");
-    check_keys(op, "args." + a.name, ja, {"name", "type", "default", "differentiable", "dtypes", "dtype", "allowed"});
-    a.type = ja.value("type", "");
-    if (!kArgTypes.count(a.type)) spec_fail(op, "args." + a.name + ".type", "unknown type '" + a.type + "'");
-    if (ja.contains("default")) {
-      a.has_default = true;
-      a.default_value = ja["default"];
-    }
-    a.differentiable = ja.value("differentiable", true);
-    if (ja.contains("dtype")) a.dtypes = expand_dtypes(op, "args." + a.name + ".dtype", json::array({ja["dtype"]}));
-    if (ja.contains("dtypes")) a.dtypes = expand_dtypes(op, "args." + a.name + ".dtypes", ja["dtypes"]);
-    if (ja.contains("allowed")) a.allowed = ja["allowed"].get<std::vector<std::string>>();
-    if (op.find_arg(a.name)) spec_fail(op, "args." + a.name, "duplicate argument");
-    op.args.push_back(a);
-  }
-  if (j.contains("returns")) {
-    for (const auto& jr : j["returns"]) {
-      Ret r;
-      r.name = jr.value("name", "result");
-      r.differentiable = jr.value("differentiable", true);
-      if (jr.value("type", "Tensor") != "Tensor") spec_fail(op, "returns." + r.name, "only Tensor returns are supported");
-      op.rets.push_back(r);
-    }
-  } else {
-    op.rets.push_back({"result", true});
-  }
-  if (op.rets.empty()) spec_fail(op, "returns", "an op returns at least one Tensor");
-  json variants = j.value("variants", json::array({"function", "method"}));
-  for (const auto& v : variants) {
-    std::string s = v.get<std::string>();
-    if (s != "function" && s != "method" && s != "inplace") spec_fail(op, "variants", "unknown variant '" + s + "'");
-    op.variants.insert(s);
-  }
-  op.dtypes = expand_dtypes(op, "dtypes", j.value("dtypes", json::array({"all"})));
-  if (!j.contains("kernels") || !j["kernels"].is_object() || j["kernels"].empty())
-    spec_fail(op, "kernels", "missing: name at least one kernel, e.g. {\"CPU\": \"cpu::" + op.name + "\"}");
-  for (const auto& [k, v] : j["kernels"].items()) {
-    if (!kKernelKeys.count(k)) spec_fail(op, "kernels." + k, "unknown dispatch key (CPU, CUDA, Default)");
-    std::string fn = v.get<std::string>();
-    if (fn.find("::") == std::string::npos) spec_fail(op, "kernels." + k, "qualify the kernel from tg::, e.g. cpu::" + fn);
-    op.kernels.emplace_back(k, fn);
-  }
-  op.differentiable = j.value("differentiable", true);
-  json backward = j.value("backward", json::object());
-  for (const auto& [input, formula] : backward.items()) {
-    const Arg* a = op.find_arg(input);
-    if (!a) spec_fail(op, "backward." + input, "no argument named '" + input + "'");
-    if (!a->is_diff_tensor()) spec_fail(op, "backward." + input, "argument is not a differentiable Tensor");
-    if (!formula.is_string()) spec_fail(op, "backward." + input, "formula must be a string");
-  }
-  for (const auto& a : op.args)  // keep argument order
-    if (backward.contains(a.name)) op.backward.emplace_back(a.name, backward[a.name].get<std::string>());
-  if (op.differentiable) {
-    for (const auto* a : op.diff_inputs())
-      if (!backward.contains(a->name))
-        spec_fail(op, "backward", "no formula for differentiable input '" + a->name +
-                                      "' (add one, or mark the arg \"differentiable\": false)");
-    if (op.num_diff_outputs() == 0) spec_fail(op, "returns", "a differentiable op needs a differentiable output");
-    if (op.backward.empty()) spec_fail(op, "backward", "a differentiable op needs at least one formula");
-  } else if (!op.backward.empty()) {
-    spec_fail(op, "backward", "op is marked \"differentiable\": false but has formulas");
-  }
-  size_t lists = 0;
-  for (const auto* a : op.diff_inputs()) lists += a->type == "Tensor[]";
-  if (lists > 0 && op.diff_inputs().size() > 1)
-    spec_fail(op, "args", "a Tensor[] input must be the only differentiable input");
-  if ((op.has_variant("method") || op.has_variant("inplace")) &&
-      (!op.find_arg("self") || op.find_arg("self")->type != "Tensor"))
-    spec_fail(op, "variants", "method and inplace variants need a Tensor arg named 'self'");
-  if (op.has_variant("inplace") && op.rets.size() != 1) spec_fail(op, "variants", "inplace needs exactly one output");
-  if (!j.contains("samples") || !j["samples"].is_array() || j["samples"].empty())
-    spec_fail(op, "samples", "missing: give at least one sample");
-  op.samples = j["samples"];
-  for (const auto& s : op.samples) {
-    if (!s.is_object()) spec_fail(op, "samples", "each sample is an object");
-    for (const auto& [k, v] : s.items()) {
-      static const std::set<std::string> meta = {"dtypes", "no_grad", "no_gradgrad", "reject", "error", "why"};
-      if (!meta.count(k) && !op.find_arg(k)) spec_fail(op, "samples", "sample names unknown argument '" + k + "'");
-    }
-  }
-  return op;
-}
 
 // ---- C++ text helpers --------------------------------------------------------------------------
 
@@ -406,10 +204,6 @@ FormulaUse analyse_formula(const Op& op, const std::string& input, const std::st
 }
 
 // ---- code generation -----------------------------------------------------------------------------
-
-struct Out {
-  std::ostringstream functions_h, methods_h, kernels_h, internal_h, ops_cpp, autograd_cpp, registry_cpp, tests_cpp;
-};
 
 const char* kBanner = "// @generated from ops/specs/*.json by tools/opgen. Do not edit.\n";
 
@@ -752,140 +546,44 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
 }
 
 // A kernel named in a spec must be defined somewhere under the backend folders.
-void check_kernel_symbols(const std::vector<Op>& ops, const std::vector<fs::path>& dirs) {
-  std::vector<std::string> texts;
-  for (const auto& dir : dirs) {
-    if (!fs::exists(dir)) continue;
-    for (const auto& e : fs::recursive_directory_iterator(dir)) {
-      auto ext = e.path().extension();
-      if (ext != ".cpp" && ext != ".cu" && ext != ".h" && ext != ".cuh") continue;
-      std::ifstream in(e.path());
-      std::stringstream ss;
-      ss << in.rdbuf();
-      texts.push_back(ss.str());
-    }
-  }
-  for (const auto& op : ops)
-    for (const auto& [key, fn] : op.kernels) {
-      size_t pos = fn.rfind("::");
-      std::string ns = fn.substr(0, pos), name = fn.substr(pos + 2);
-      std::regex def("\\b" + name + "\\s*\\(");
-      std::string ns_last = ns.substr(ns.rfind(':') == std::string::npos ? 0 : ns.rfind(':') + 1);
-      bool found = std::any_of(texts.begin(), texts.end(), [&](const std::string& t) {
-        return t.find("namespace " + ns_last) != std::string::npos || t.find("namespace tg::" + ns) != std::string::npos
-                   ? std::regex_search(t, def)
-                   : false;
-      });
-      if (!found) spec_fail(op, "kernels." + key, "kernel '" + fn + "' is not defined in any backend source (looked for '" + name + "(' in a file with 'namespace " + ns_last + "')");
-    }
-}
-
-void write_if_changed(const fs::path& path, const std::string& text) {
-  std::ifstream in(path);
-  if (in) {
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (ss.str() == text) return;  // keep the timestamp: no needless rebuilds
-  }
-  std::ofstream outf(path);
-  outf << text;
-  if (!outf) throw std::runtime_error("cannot write " + path.string());
-}
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  fs::path specs_dir, out_dir;
-  std::vector<fs::path> backend_dirs;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--specs") specs_dir = argv[i + 1];
-    else if (flag == "--out") out_dir = argv[i + 1];
-    else if (flag == "--backends") backend_dirs.emplace_back(argv[i + 1]);
-    else {
-      std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]...\n";
-      return 2;
-    }
-  }
-  if (specs_dir.empty() || out_dir.empty()) {
-    std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]...\n";
-    return 2;
-  }
-  try {
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(specs_dir))
-      if (e.path().extension() == ".json") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    std::vector<Op> ops;
-    std::set<std::string> names;
-    for (const auto& f : files) {
-      std::string rel = "ops/specs/" + f.filename().string();
-      std::ifstream in(f);
-      json j;
-      try {
-        j = json::parse(in);
-      } catch (const json::exception& e) {
-        throw SpecError(rel + ": invalid JSON: " + e.what());
-      }
-      std::vector<json> objs = j.is_array() ? std::vector<json>(j.begin(), j.end()) : std::vector<json>{j};
-      for (const auto& o : objs) {
-        try {
-          ops.push_back(parse_op(rel, o));
-        } catch (const json::exception& e) {
-          throw SpecError(rel + ": op '" + o.value("name", "?") + "': " + e.what());
-        }
-        if (!names.insert(ops.back().name).second) spec_fail(ops.back(), "name", "defined twice");
-      }
-    }
-    if (!backend_dirs.empty()) check_kernel_symbols(ops, backend_dirs);
-
-    Out out;
-    std::ostringstream kernel_regs, autograd_regs, entries;
-    out.functions_h << kBanner << "#pragma once\n#include <optional>\n#include <string>\n#include <tuple>\n#include <vector>\n\n"
-                    << "#include <tapegrad/core/tensor.h>\n\nnamespace tg {\n\n";
-    out.methods_h << kBanner << "// Included inside class tg::Tensor.\n";
-    out.kernels_h << kBanner << "#pragma once\n#include <optional>\n#include <string>\n#include <tuple>\n#include <vector>\n\n"
-                  << "#include <tapegrad/core/tensor.h>\n\n";
-    out.internal_h << kBanner << "#pragma once\n#include <tapegrad/core/dispatch.h>\n#include <tapegrad/generated/functions.h>\n\nnamespace tg {\n";
-    out.ops_cpp << kBanner << "#include <tapegrad/core/inplace.h>\n#include <tapegrad/core/op_checks.h>\n"
-                << "#include <tapegrad/generated/kernels.h>\n#include \"ops_internal.h\"\n\nnamespace tg {\n\n";
-    out.autograd_cpp << kBanner << "#include <tapegrad/autograd/formulas.h>\n#include <tapegrad/autograd/node.h>\n"
-                     << "#include <tapegrad/core/factories.h>\n#include <tapegrad/core/operators.h>\n#include \"ops_internal.h\"\n\n"
-                     << "namespace tg {\nusing namespace tg::formulas;\n\n";
-    out.registry_cpp << kBanner << "#include <tapegrad/generated/functions.h>\n#include <tapegrad/ops/registry.h>\n\n"
-                     << "namespace tg::registry {\nnamespace {\n\n";
-    out.tests_cpp << kBanner << "#include <doctest/doctest.h>\n\n#include <opcheck.h>\n#include <tapegrad/ops/registry.h>\n\n";
-    for (const auto& op : ops) {
-      emit_front_end(op, out);
-      emit_kernels(op, out, kernel_regs);
-      emit_autograd(op, out, autograd_regs);
-      emit_registry(op, out, entries);
-    }
-    out.functions_h << "\n}  // namespace tg\n";
-    out.internal_h << "}  // namespace tg\n";
-    out.ops_cpp << "namespace {\nstruct RegisterKernels {\n  RegisterKernels() {\n" << kernel_regs.str()
-                << "  }\n} register_kernels;\n}  // namespace\n\n}  // namespace tg\n";
-    out.autograd_cpp << "namespace {\nstruct RegisterAutograd {\n  RegisterAutograd() {\n" << autograd_regs.str()
-                     << "  }\n} register_autograd;\n}  // namespace\n\n}  // namespace tg\n";
-    out.registry_cpp << "}  // namespace\n\nconst std::vector<OpInfo>& all_ops() {\n  static const std::vector<OpInfo> table = [] {\n"
-                     << "    std::vector<OpInfo> ops;\n" << entries.str() << "    return ops;\n  }();\n  return table;\n}\n\n}  // namespace tg::registry\n";
-
-    fs::create_directories(out_dir);
-    write_if_changed(out_dir / "functions.h", out.functions_h.str());
-    write_if_changed(out_dir / "tensor_methods.h", out.methods_h.str());
-    write_if_changed(out_dir / "kernels.h", out.kernels_h.str());
-    write_if_changed(out_dir / "ops_internal.h", out.internal_h.str());
-    write_if_changed(out_dir / "ops.cpp", out.ops_cpp.str());
-    write_if_changed(out_dir / "autograd.cpp", out.autograd_cpp.str());
-    write_if_changed(out_dir / "registry.cpp", out.registry_cpp.str());
-    write_if_changed(out_dir / "spec_tests.cpp", out.tests_cpp.str());
-    std::cout << "opgen: " << ops.size() << " ops from " << files.size() << " spec files\n";
-  } catch (const SpecError& e) {
-    std::cerr << "opgen: error: " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "opgen: error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+void emit_prologues(Out& out) {
+  out.functions_h << kBanner << "#pragma once\n#include <optional>\n#include <string>\n#include <tuple>\n#include <vector>\n\n"
+                  << "#include <tapegrad/core/tensor.h>\n\nnamespace tg {\n\n";
+  out.methods_h << kBanner << "// Included inside class tg::Tensor.\n";
+  out.kernels_h << kBanner << "#pragma once\n#include <optional>\n#include <string>\n#include <tuple>\n#include <vector>\n\n"
+                << "#include <tapegrad/core/tensor.h>\n\n";
+  out.internal_h << kBanner << "#pragma once\n#include <tapegrad/core/dispatch.h>\n#include <tapegrad/generated/functions.h>\n\nnamespace tg {\n";
+  out.ops_cpp << kBanner << "#include <tapegrad/core/inplace.h>\n#include <tapegrad/core/op_checks.h>\n"
+              << "#include <tapegrad/generated/kernels.h>\n#include \"ops_internal.h\"\n\nnamespace tg {\n\n";
+  out.autograd_cpp << kBanner << "#include <tapegrad/autograd/formulas.h>\n#include <tapegrad/autograd/node.h>\n"
+                   << "#include <tapegrad/core/factories.h>\n#include <tapegrad/core/operators.h>\n#include \"ops_internal.h\"\n\n"
+                   << "namespace tg {\nusing namespace tg::formulas;\n\n";
+  out.registry_cpp << kBanner << "#include <tapegrad/generated/functions.h>\n#include <tapegrad/ops/registry.h>\n\n"
+                   << "namespace tg::registry {\nnamespace {\n\n";
+  out.tests_cpp << kBanner << "#include <doctest/doctest.h>\n\n#include <opcheck.h>\n#include <tapegrad/ops/registry.h>\n\n";
 }
+
+void emit_op(const Op& op, Out& out, std::ostringstream& kernel_regs, std::ostringstream& autograd_regs,
+             std::ostringstream& entries) {
+  emit_front_end(op, out);
+  emit_kernels(op, out, kernel_regs);
+  emit_autograd(op, out, autograd_regs);
+  emit_registry(op, out, entries);
+}
+
+void emit_epilogues(Out& out, const std::ostringstream& kernel_regs, const std::ostringstream& autograd_regs,
+                    const std::ostringstream& entries) {
+  out.functions_h << "\n}  // namespace tg\n";
+  out.internal_h << "}  // namespace tg\n";
+  out.ops_cpp << "namespace {\nstruct RegisterKernels {\n  RegisterKernels() {\n" << kernel_regs.str()
+              << "  }\n} register_kernels;\n}  // namespace\n\n}  // namespace tg\n";
+  out.autograd_cpp << "namespace {\nstruct RegisterAutograd {\n  RegisterAutograd() {\n" << autograd_regs.str()
+                   << "  }\n} register_autograd;\n}  // namespace\n\n}  // namespace tg\n";
+  out.registry_cpp << "}  // namespace\n\nconst std::vector<OpInfo>& all_ops() {\n  static const std::vector<OpInfo> table = [] {\n"
+                   << "    std::vector<OpInfo> ops;\n" << entries.str() << "    return ops;\n  }();\n  return table;\n}\n\n}  // namespace tg::registry\n";
+}
+
+}  // namespace opgen

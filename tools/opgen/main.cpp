@@ -1,0 +1,131 @@
+// opgen (main): reads ops/specs/*.json and writes the generated C++ of tapegrad into the build tree:
+//   functions.h       public functions in namespace tg (+ in-place variants)
+//   tensor_methods.h  Tensor methods (included inside class Tensor)
+//   kernels.h         declarations of every kernel named in a spec
+//   ops_internal.h    the per-op dispatch tables (shared by ops.cpp and autograd.cpp)
+//   ops.cpp           front ends (checks + dispatch), methods, in-place variants, kernel registration
+//   autograd.cpp      one Node per differentiable op and its Autograd kernel
+//   registry.cpp      the run-time registry (names, args, samples, boxed calls)
+//   spec_tests.cpp    one doctest case per op, running the op check on its samples
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <regex>
+
+#include "opgen.h"
+
+using namespace opgen;
+
+namespace {
+
+void check_kernel_symbols(const std::vector<Op>& ops, const std::vector<fs::path>& dirs) {
+  std::vector<std::string> texts;
+  for (const auto& dir : dirs) {
+    if (!fs::exists(dir)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+      auto ext = e.path().extension();
+      if (ext != ".cpp" && ext != ".cu" && ext != ".h" && ext != ".cuh") continue;
+      std::ifstream in(e.path());
+      std::stringstream ss;
+      ss << in.rdbuf();
+      texts.push_back(ss.str());
+    }
+  }
+  for (const auto& op : ops)
+    for (const auto& [key, fn] : op.kernels) {
+      size_t pos = fn.rfind("::");
+      std::string ns = fn.substr(0, pos), name = fn.substr(pos + 2);
+      std::regex def("\\b" + name + "\\s*\\(");
+      std::string ns_last = ns.substr(ns.rfind(':') == std::string::npos ? 0 : ns.rfind(':') + 1);
+      bool found = std::any_of(texts.begin(), texts.end(), [&](const std::string& t) {
+        return t.find("namespace " + ns_last) != std::string::npos || t.find("namespace tg::" + ns) != std::string::npos
+                   ? std::regex_search(t, def)
+                   : false;
+      });
+      if (!found) spec_fail(op, "kernels." + key, "kernel '" + fn + "' is not defined in any backend source (looked for '" + name + "(' in a file with 'namespace " + ns_last + "')");
+    }
+}
+
+void write_if_changed(const fs::path& path, const std::string& text) {
+  std::ifstream in(path);
+  if (in) {
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (ss.str() == text) return;  // keep the timestamp: no needless rebuilds
+  }
+  std::ofstream outf(path);
+  outf << text;
+  if (!outf) throw std::runtime_error("cannot write " + path.string());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fs::path specs_dir, out_dir;
+  std::vector<fs::path> backend_dirs;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--specs") specs_dir = argv[i + 1];
+    else if (flag == "--out") out_dir = argv[i + 1];
+    else if (flag == "--backends") backend_dirs.emplace_back(argv[i + 1]);
+    else {
+      std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]...\n";
+      return 2;
+    }
+  }
+  if (specs_dir.empty() || out_dir.empty()) {
+    std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]...\n";
+    return 2;
+  }
+  try {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(specs_dir))
+      if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    std::vector<Op> ops;
+    std::set<std::string> names;
+    for (const auto& f : files) {
+      std::string rel = "ops/specs/" + f.filename().string();
+      std::ifstream in(f);
+      json j;
+      try {
+        j = json::parse(in);
+      } catch (const json::exception& e) {
+        throw SpecError(rel + ": invalid JSON: " + e.what());
+      }
+      std::vector<json> objs = j.is_array() ? std::vector<json>(j.begin(), j.end()) : std::vector<json>{j};
+      for (const auto& o : objs) {
+        try {
+          ops.push_back(parse_op(rel, o));
+        } catch (const json::exception& e) {
+          throw SpecError(rel + ": op '" + o.value("name", "?") + "': " + e.what());
+        }
+        if (!names.insert(ops.back().name).second) spec_fail(ops.back(), "name", "defined twice");
+      }
+    }
+    if (!backend_dirs.empty()) check_kernel_symbols(ops, backend_dirs);
+
+    Out out;
+    std::ostringstream kernel_regs, autograd_regs, entries;
+    emit_prologues(out);
+    for (const auto& op : ops) emit_op(op, out, kernel_regs, autograd_regs, entries);
+    emit_epilogues(out, kernel_regs, autograd_regs, entries);
+    fs::create_directories(out_dir);
+    write_if_changed(out_dir / "functions.h", out.functions_h.str());
+    write_if_changed(out_dir / "tensor_methods.h", out.methods_h.str());
+    write_if_changed(out_dir / "kernels.h", out.kernels_h.str());
+    write_if_changed(out_dir / "ops_internal.h", out.internal_h.str());
+    write_if_changed(out_dir / "ops.cpp", out.ops_cpp.str());
+    write_if_changed(out_dir / "autograd.cpp", out.autograd_cpp.str());
+    write_if_changed(out_dir / "registry.cpp", out.registry_cpp.str());
+    write_if_changed(out_dir / "spec_tests.cpp", out.tests_cpp.str());
+    std::cout << "opgen: " << ops.size() << " ops from " << files.size() << " spec files\n";
+  } catch (const SpecError& e) {
+    std::cerr << "opgen: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "opgen: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
