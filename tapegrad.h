@@ -14,3 +14,4 @@
 #include <tapegrad/autograd/engine.h>
 #include <tapegrad/autograd/gradcheck.h>
 #include <tapegrad/autograd/node.h>
+#include <tapegrad/ops/seed_scatter.h>

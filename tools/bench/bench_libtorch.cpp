@@ -24,7 +24,8 @@ void add_1elem_grad(benchmark::State& state) {
 
 void tiny_fwd_bwd(benchmark::State& state) {
   torch::Tensor x = torch::tensor({0.5f, -1.0f, 2.0f, 0.25f});
-  torch::Tensor w = torch::full({4}, 0.3).requires_grad_(), b = torch::full({4}, -0.1).requires_grad_();
+  torch::Tensor w = torch::full({4}, 0.3).requires_grad_();
+  torch::Tensor b = torch::full({4}, -0.1).requires_grad_();
   for (auto _ : state) {
     w.mutable_grad().reset();
     b.mutable_grad().reset();

@@ -47,9 +47,11 @@ void register_case(const std::string& library, const Case& c, int threads) {
   auto run = [fn = c.fn](benchmark::State& state) {
     const int64_t before = g_allocs.load();
     fn(state);
-    if (g_count_allocs)  // includes the case's setup, negligible over many iterations
-      state.counters["allocs/iter"] = benchmark::Counter(static_cast<double>(g_allocs.load() - before),
-                                                         benchmark::Counter::kAvgIterations);
+    if (g_count_allocs) {  // includes the case's setup, negligible over many iterations
+      const auto allocs = static_cast<double>(g_allocs.load() - before);
+      state.counters["allocs/iter"] =
+          benchmark::Counter(allocs, benchmark::Counter::kAvgIterations);
+    }
   };
   auto* b = benchmark::RegisterBenchmark(name.c_str(), run);
   // Time is this thread's CPU time (robust on a shared machine); with several threads only

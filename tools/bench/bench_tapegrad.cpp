@@ -28,7 +28,8 @@ void add_1elem_grad(benchmark::State& state) {
 // iteration, grads reset to undefined first (like zero_grad(set_to_none=True)).
 void tiny_fwd_bwd(benchmark::State& state) {
   tg::Tensor x = tg::tensor(std::vector<float>{0.5f, -1.0f, 2.0f, 0.25f}, {4});
-  tg::Tensor w = tg::full({4}, 0.3).requires_grad_(), b = tg::full({4}, -0.1).requires_grad_();
+  tg::Tensor w = tg::full({4}, 0.3).requires_grad_();
+  tg::Tensor b = tg::full({4}, -0.1).requires_grad_();
   for (auto _ : state) {
     w.set_grad(tg::Tensor());
     b.set_grad(tg::Tensor());

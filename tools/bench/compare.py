@@ -42,7 +42,14 @@ def fmt(b, key):
 
 
 def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: compare.py RUN.json (from --benchmark_out=RUN.json "
+                 "--benchmark_out_format=json)")
     runs = medians(sys.argv[1])
+    if any("/threads:" in b["run_name"] for b in runs.values()):
+        print("(multi-thread run: the CPU columns count the calling thread only; "
+              "read the wall columns)")
+        print()
     cases = [c for (lib, c) in runs if lib == "tapegrad"]
     print("| case | tapegrad CPU | libtorch CPU | ratio (CPU) | tapegrad wall | libtorch wall |"
           " ratio (wall) | target | met |")
@@ -65,7 +72,7 @@ def main():
     # Google Benchmark computes bytes_per_second from the timed clock (CPU time, or wall-clock
     # time with UseRealTime); the triad uses the same clock, so percentages compare like with like.
     print()
-    print(f"STREAM triad: {triad['bytes_per_second'] / 1e9:.2f} GB/s")
+    print(f"STREAM triad: {triad['bytes_per_second'] / 1e9:.2f} GB/s (GB = 10^9 bytes)")
     print()
     print("| case | library | GB/s | % of triad | target | met |")
     print("|---|---|---|---|---|---|")

@@ -1,0 +1,50 @@
+#pragma once
+// Backward helpers for the mask and index op family (namespace tg::formulas). Each is written
+// with public ops, so double backward works through them.
+#include <tapegrad/autograd/formulas/elementwise.h>
+#include <tapegrad/core/factories.h>
+#include <tapegrad/core/operators.h>
+#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/functions.h>
+
+namespace tg::formulas {
+
+// The gradient of a 0-d fill value: grad summed over the positions it was written to.
+inline Tensor fill_value_backward(const Tensor& grad, const Tensor& filled) {
+  return sum(keep_where(filled, grad));
+}
+
+// masked_fill's value: the sum of grad where mask is true (mask broadcasts to grad).
+inline Tensor masked_fill_value_backward(const Tensor& grad, const Tensor& mask) {
+  return fill_value_backward(grad, mask);
+}
+
+// masked_select(self, mask) -> 1-D: grad goes back to the masked positions of the broadcast
+// shape, zeros elsewhere (the engine then sums it down to self's shape).
+inline Tensor masked_select_backward(const Tensor& grad, const Shape& self_shape, const Tensor& mask) {
+  const Shape shape = broadcast_shapes("masked_select", self_shape, mask.shape());
+  return masked_scatter(zeros(shape, grad.dtype(), grad.device()), mask, grad);
+}
+
+// masked_scatter's source: grad at the masked positions in row-major order, zero-padded to
+// source.numel() (the elements of source that were not used get 0), in source's shape.
+inline Tensor masked_scatter_backward(const Tensor& grad, const Tensor& mask, const Shape& source_shape) {
+  Tensor picked = masked_select(grad, mask);
+  const int64_t unused = source_shape.numel() - picked.numel();
+  if (unused > 0) picked = cat({picked, zeros({unused}, grad.dtype(), grad.device())}, 0);
+  return reshape(picked, source_shape);
+}
+
+// index_fill's self: grad with the filled slices zeroed.
+inline Tensor index_fill_self_backward(const Tensor& grad, int64_t dim, const Tensor& index) {
+  return index_fill_scalar(grad, dim, index, 0);
+}
+
+// index_fill's value: the sum of grad over the filled slices, each slice once however often
+// the index names it (1 and -1 + n are the same slice).
+inline Tensor index_fill_value_backward(const Tensor& grad, int64_t dim, const Tensor& index) {
+  const Tensor filled = index_fill_scalar(zeros(grad.shape(), kBool, grad.device()), dim, index, true);
+  return fill_value_backward(grad, filled);
+}
+
+}  // namespace tg::formulas

@@ -1,0 +1,45 @@
+#pragma once
+// Backward helpers for the index/scatter family (namespace tg::formulas). All are written with
+// public ops (gather, scatter_add, index_select, index_add, ...), so double backward works.
+#include <string>
+
+#include <tapegrad/core/factories.h>
+#include <tapegrad/core/operators.h>
+#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/functions.h>
+
+namespace tg::formulas {
+
+// gather / index_select: the grad added back into zeros of self's shape.
+Tensor gather_backward(const Tensor& grad, const Shape& self_shape, int64_t dim,
+                       const Tensor& index);
+Tensor index_select_backward(const Tensor& grad, const Shape& self_shape, int64_t dim,
+                             const Tensor& index);
+
+// t (index's shape) zero-padded at the end of each dim to `shape` (src may be larger than index).
+Tensor pad_to(const Tensor& t, const Shape& shape);
+
+// scatter_add's src: grad gathered at index, padded to src's shape.
+Tensor scatter_add_src_backward(const Tensor& grad, int64_t dim, const Tensor& index,
+                                const Shape& src_shape);
+
+// scatter / index_copy (the last write to a slot wins): self gets grad with written slots zeroed;
+// only the winning src entry of each slot gets that slot's grad.
+Tensor scatter_self_backward(const Tensor& grad, int64_t dim, const Tensor& index);
+Tensor scatter_src_backward(const Tensor& grad, const Shape& self_shape, int64_t dim,
+                            const Tensor& index, const Shape& src_shape);
+Tensor index_copy_self_backward(const Tensor& grad, int64_t dim, const Tensor& index,
+                                const Shape& source_shape);
+Tensor index_copy_source_backward(const Tensor& grad, const Shape& self_shape, int64_t dim,
+                                  const Tensor& index);
+
+// scatter_reduce / index_reduce: the gradient of self (which = 0) or of src (which = 1), for reduce
+// in sum | prod | mean | amax | amin (rules in scatter.cpp).
+Tensor scatter_reduce_backward(const Tensor& grad, const Tensor& self, int64_t dim,
+                               const Tensor& index, const Tensor& src, const std::string& reduce,
+                               bool include_self, const Tensor& result, int which);
+Tensor index_reduce_backward(const Tensor& grad, const Tensor& self, int64_t dim,
+                             const Tensor& index, const Tensor& source, const std::string& reduce,
+                             bool include_self, const Tensor& result, int which);
+
+}  // namespace tg::formulas

@@ -1,0 +1,83 @@
+// CPU index_select, index_add, index_copy and index_reduce: the 1-d index is viewed as expanded to
+// source's shape (stride 0 off dim) and handed to the scatter engine (scatter_engine.h).
+#include <tapegrad/core/factories.h>
+#include <tapegrad/generated/kernels.h>
+
+#include "scatter_engine.h"
+
+namespace tg::cpu {
+namespace {
+using namespace scatter_engine;
+
+// index (0-d or 1-d, n entries) viewed with `shape`, entry k at position k of `dim`.
+Tensor expand_index(const Tensor& index, const Shape& shape, int64_t dim) {
+  Shape strides(shape.size(), 0);
+  strides[dim] = index.dim() == 0 ? 0 : index.stride(0);
+  return make_view(index, shape, strides, index.storage_offset());
+}
+
+// Checks of every index op; returns the wrapped dim. self is the 0-d-as-[1] form.
+int64_t check_index_op(const char* op, const Tensor& self, int64_t dim, const Tensor& index) {
+  const int64_t d = wrap_dim(op, dim, self.dim());
+  TG_CHECK(index.dim() <= 1, ValueError, op, "index must be 0-d or 1-d, got a ", index.dim(),
+           "-d index of shape ", index.shape());
+  check_index_range(op, index, d, self.size(d));
+  return d;
+}
+
+// source must have self's dtype and shape, with index.numel() at dim d.
+void check_source(const char* op, const Tensor& self, int64_t d, const Tensor& index,
+                  const Tensor& source) {
+  TG_CHECK(source.dtype() == self.dtype(), TypeError, op, "source has dtype ",
+           dtype_name(source.dtype()), ", expected self's dtype ", dtype_name(self.dtype()));
+  Shape expected = self.shape();
+  expected[d] = index.numel();
+  TG_CHECK(source.shape() == expected, ValueError, op, "shape mismatch: source has shape ",
+           source.shape(), ", expected ", expected, " (self's shape with index's ", index.numel(),
+           " entries at dim ", d, ")");
+}
+
+// index_add, index_copy and index_reduce: self copied, then source scattered into the copy.
+Tensor index_scatter(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
+                     const Tensor& source, Reduce reduce, bool include_self,
+                     const Scalar& alpha = 1) {
+  const Tensor self1 = as_1d(self), source1 = as_1d(source);
+  // check_index_op validates the dim and index first, so their errors come before the source's.
+  const int64_t d = check_index_op(op, self1, dim, index);
+  check_source(op, self1, d, index, source1);
+  Tensor out = fresh_copy(self1);
+  if (index.numel() > 0 &&
+      !scatter_rows_into(out, d, index, source1, reduce, include_self, alpha))
+    scatter_into(out, d, expand_index(index, source1.shape(), d), source1, reduce, include_self,
+                 alpha);
+  return self.dim() == 0 ? out.reshape({}) : out;
+}
+
+}  // namespace
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  const Tensor self1 = as_1d(self);
+  const int64_t d = check_index_op("index_select", self1, dim, index);
+  Shape shape = self1.shape();
+  shape[d] = index.numel();
+  Tensor result = select_rows(self1, d, index);
+  if (!result.defined()) result = gather_from(self1, d, expand_index(index, shape, d));
+  return self.dim() == 0 && index.dim() == 0 ? result.reshape({}) : result;
+}
+
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                 const Scalar& alpha) {
+  return index_scatter("index_add", self, dim, index, source, Reduce::Sum, true, alpha);
+}
+
+Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+  return index_scatter("index_copy", self, dim, index, source, Reduce::Assign, true);
+}
+
+Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                    const std::string& reduce, bool include_self) {
+  return index_scatter("index_reduce", self, dim, index, source, parse_reduce(reduce),
+                       include_self);
+}
+
+}  // namespace tg::cpu
