@@ -83,7 +83,8 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   }
   if (!meta.grad.defined()) {
     bool unshared = g.impl_ptr().use_count() == 1 && g.impl()->storage.use_count() == 1 && g.is_contiguous();
-    meta.grad = unshared ? g.detach() : tg::clone(g);
+    if (unshared && !g.impl()->autograd) meta.grad = std::move(g);  // steal: nobody else sees it
+    else meta.grad = unshared ? g.detach() : tg::clone(g);
   } else if (meta.grad.requires_grad()) {
     meta.grad = meta.grad + g;  // a previous create_graph gradient: do not write into its history
   } else {

@@ -28,6 +28,7 @@ Tensor unsqueeze_reduced(const Tensor& t, const Shape& self_shape, IntArrayRef d
 }
 
 Tensor sum_backward(const Tensor& grad, const Shape& self_shape, IntArrayRef dim, bool keepdim) {
+  if (grad.dim() == 0) return grad.expand(self_shape);  // full reduction: no unsqueeze needed
   return unsqueeze_reduced(grad, self_shape, dim, keepdim).expand(self_shape);
 }
 

@@ -74,7 +74,9 @@ template <typename T> struct Operand {
   Tensor tensor;            // the input, converted to T's dtype when it had another
 
   Operand(const Tensor& t, const Shape& out_shape) {
-    if (t.numel() == 1) {  // read directly: no conversion, no allocation
+    const bool all_zero_strides = t.numel() > 0 &&
+        std::all_of(t.strides().begin(), t.strides().end(), [](int64_t s) { return s == 0; });
+    if (t.numel() == 1 || all_zero_strides) {  // read directly: no conversion, no allocation
       single = true;
       value = load_one<T>(t);
       return;

@@ -354,6 +354,16 @@ DType accumulate_dtype(DType in, std::optional<DType> requested) {
 }  // namespace
 
 Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<DType> dtype) {
+  // Fast path: a full reduction of a small contiguous float tensor (no layout, no allocation).
+  if (dim.empty() && !keepdim && !dtype && self.numel() <= kGrain && self.is_contiguous() &&
+      (self.dtype() == kFloat32 || self.dtype() == kFloat64)) {
+    Tensor out = empty({}, self.dtype(), self.device());
+    if (self.dtype() == kFloat32)
+      *out.data<float>() = static_cast<float>(reduce_row<SumOp<double>, double>(self.data<float>(), self.numel()));
+    else
+      *out.data<double>() = reduce_row<SumOp<double>, double>(self.data<double>(), self.numel());
+    return out;
+  }
   const std::vector<bool> reduced = reduced_dims("sum", self.dim(), dim);
   const DType out_dtype = accumulate_dtype(self.dtype(), dtype);
   // With an explicit dtype the input is converted first (sum(x, dtype=bool) is an "any").
