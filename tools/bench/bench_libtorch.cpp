@@ -1,6 +1,8 @@
 // libtorch's side of every case, mirroring bench_tapegrad.cpp function by function.
 #include <torch/torch.h>
 
+#include <utility>
+
 #include "bench_common.h"
 
 namespace tg_bench {
@@ -68,7 +70,7 @@ void sum_large(benchmark::State& state) {
 }  // namespace
 
 std::vector<Case> libtorch_cases() {
-  return {
+  std::vector<Case> cases = {
       {"add_1elem_nograd", add_1elem_nograd},
       {"add_1elem_grad", add_1elem_grad},
       {"tiny_fwd_bwd", tiny_fwd_bwd},
@@ -76,6 +78,8 @@ std::vector<Case> libtorch_cases() {
       {"add_inplace_1<<24_f32", add_inplace_large, true},
       {"sum_1<<24_f32", sum_large, true},
   };
+  for (Case& c : indexing_libtorch_cases()) cases.push_back(std::move(c));
+  return cases;
 }
 
 void libtorch_set_num_threads(int n) {

@@ -1,6 +1,8 @@
 // tapegrad's side of every case. bench_libtorch.cpp mirrors each function line by line.
 #include <tapegrad/tapegrad.h>
 
+#include <utility>
+
 #include "bench_common.h"
 
 namespace tg_bench {
@@ -75,7 +77,7 @@ void sum_large(benchmark::State& state) {
 }  // namespace
 
 std::vector<Case> tapegrad_cases() {
-  return {
+  std::vector<Case> cases = {
       {"add_1elem_nograd", add_1elem_nograd},
       {"add_1elem_grad", add_1elem_grad},
       {"tiny_fwd_bwd", tiny_fwd_bwd},
@@ -83,6 +85,8 @@ std::vector<Case> tapegrad_cases() {
       {"add_inplace_1<<24_f32", add_inplace_large, true},
       {"sum_1<<24_f32", sum_large, true},
   };
+  for (Case& c : indexing_tapegrad_cases()) cases.push_back(std::move(c));
+  return cases;
 }
 
 }  // namespace tg_bench
