@@ -11,7 +11,15 @@
 #include <tapegrad/core/scalar.h>
 #include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/autograd/dot.h>
 #include <tapegrad/autograd/engine.h>
 #include <tapegrad/autograd/gradcheck.h>
 #include <tapegrad/autograd/node.h>
+#include <tapegrad/nn/data.h>
+#include <tapegrad/nn/init.h>
+#include <tapegrad/nn/layers.h>
+#include <tapegrad/nn/module.h>
+#include <tapegrad/nn/optim.h>
+#include <tapegrad/nn/serialize.h>
+#include <tapegrad/nn/state_dict.h>
 #include <tapegrad/ops/seed_scatter.h>

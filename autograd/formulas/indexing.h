@@ -1,6 +1,7 @@
 #pragma once
 // Backward helpers for the mask and index op family (namespace tg::formulas). Each is written
-// with public ops, so double backward works through them.
+// with public ops, so double backward works through them. masked_scatter's source and index_fill's
+// value have fused ops of their own (masked_scatter_backward, index_fill_value_backward).
 #include <tapegrad/autograd/formulas/elementwise.h>
 #include <tapegrad/core/factories.h>
 #include <tapegrad/core/operators.h>
@@ -26,25 +27,9 @@ inline Tensor masked_select_backward(const Tensor& grad, const Shape& self_shape
   return masked_scatter(zeros(shape, grad.dtype(), grad.device()), mask, grad);
 }
 
-// masked_scatter's source: grad at the masked positions in row-major order, zero-padded to
-// source.numel() (the elements of source that were not used get 0), in source's shape.
-inline Tensor masked_scatter_backward(const Tensor& grad, const Tensor& mask, const Shape& source_shape) {
-  Tensor picked = masked_select(grad, mask);
-  const int64_t unused = source_shape.numel() - picked.numel();
-  if (unused > 0) picked = cat({picked, zeros({unused}, grad.dtype(), grad.device())}, 0);
-  return reshape(picked, source_shape);
-}
-
 // index_fill's self: grad with the filled slices zeroed.
 inline Tensor index_fill_self_backward(const Tensor& grad, int64_t dim, const Tensor& index) {
   return index_fill_scalar(grad, dim, index, 0);
-}
-
-// index_fill's value: the sum of grad over the filled slices, each slice once however often
-// the index names it (1 and -1 + n are the same slice).
-inline Tensor index_fill_value_backward(const Tensor& grad, int64_t dim, const Tensor& index) {
-  const Tensor filled = index_fill_scalar(zeros(grad.shape(), kBool, grad.device()), dim, index, true);
-  return fill_value_backward(grad, filled);
 }
 
 }  // namespace tg::formulas

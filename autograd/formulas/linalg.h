@@ -12,4 +12,11 @@ namespace tg::formulas {
 // are left for the engine to sum.
 Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int64_t input);
 
+// Gradient of linear(self, weight, bias) wrt weight [out, in]: the sum over all leading dims of
+// grad^T @ self, i.e. grad [M, out]^T @ self [M, in] with every leading dim folded into M.
+inline Tensor linear_weight_grad(const Tensor& grad, const Tensor& self) {
+  const int64_t out = grad.size(-1), in = self.size(-1);
+  return matmul(grad.reshape({-1, out}).t(), self.reshape({-1, in}));
+}
+
 }  // namespace tg::formulas

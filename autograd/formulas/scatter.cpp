@@ -1,6 +1,8 @@
 // Backward helpers of the index/scatter family; see scatter.h.
 #include <tapegrad/autograd/formulas/scatter.h>
 
+#include <tapegrad/core/grad_mode.h>
+
 namespace tg::formulas {
 namespace {
 
@@ -50,11 +52,11 @@ std::pair<Tensor, Tensor> reduce_backward(const Along& a, const Tensor& grad, co
                                           const Tensor& src_part, const std::string& reduce,
                                           bool include_self, const Tensor& result) {
   const DType dt = grad.dtype();
-  const Tensor none = zeros(self.shape(), dt, grad.device());  // nothing per slot
+  auto none = [&] { return zeros(self.shape(), dt, grad.device()); };  // nothing per slot
   // entries per slot, only where a rule needs it (mean, or self left out of touched slots)
   Tensor count, touched;
   if (reduce == "mean" || !include_self) {
-    count = a.add(none, ones(src_part.shape(), dt, grad.device()));
+    count = a.add(none(), ones(src_part.shape(), dt, grad.device()));
     touched = count > 0;
   }
   Tensor g_self, g_src;
@@ -81,10 +83,10 @@ std::pair<Tensor, Tensor> reduce_backward(const Along& a, const Tensor& grad, co
     const Tensor self_zero = self == 0, src_zero = src_part == 0;
     const Tensor self_safe = where(self_zero, one, self), src_safe = where(src_zero, one, src_part);
     // per slot: zeros among the contributors, product of the nonzero ones, sum of the zero ones
-    const Tensor c = a.add(include_self ? self_zero.to(dt) : none, src_zero.to(dt));
+    const Tensor c = a.add(include_self ? self_zero.to(dt) : none(), src_zero.to(dt));
     const Tensor p = a.reduce(self_safe, src_safe, "prod", include_self);
     const Tensor s =
-        a.add(include_self ? where(self_zero, self, nil) : none, where(src_zero, src_part, nil));
+        a.add(include_self ? where(self_zero, self, nil) : none(), where(src_zero, src_part, nil));
     g_self =
         include_self ? grad * prod_contributor(self, self_zero, self_safe, c, p, s, result) : grad;
     g_src = a.pick(grad) * prod_contributor(src_part, src_zero, src_safe, a.pick(c), a.pick(p),
@@ -113,17 +115,16 @@ Tensor positions(const Shape& shape, int64_t dim, Device device) {
 
 int64_t wrap(int64_t dim, int64_t ndim) { return wrap_dim("backward", dim, ndim == 0 ? 1 : ndim); }
 
+// Whether this backward is being recorded for a double backward: create_graph turns grad mode on
+// while formulas run, and some input of the formula requires grad.
+bool recording(std::initializer_list<const Tensor*> inputs) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor* t : inputs)
+    if (t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
 }  // namespace
-
-Tensor gather_backward(const Tensor& grad, const Shape& self_shape, int64_t dim,
-                       const Tensor& index) {
-  return scatter_add(zeros(self_shape, grad.dtype(), grad.device()), dim, index, grad);
-}
-
-Tensor index_select_backward(const Tensor& grad, const Shape& self_shape, int64_t dim,
-                             const Tensor& index) {
-  return index_add(zeros(self_shape, grad.dtype(), grad.device()), dim, index, grad);
-}
 
 Tensor pad_to(const Tensor& t, const Shape& shape) {
   Tensor padded = t;
@@ -179,18 +180,25 @@ Tensor index_copy_source_backward(const Tensor& grad, const Shape& self_shape, i
   return index_select(grad, dim, index) * wins;
 }
 
-Tensor scatter_reduce_backward(const Tensor& grad, const Tensor& self, int64_t dim,
-                               const Tensor& index, const Tensor& src, const std::string& reduce,
-                               bool include_self, const Tensor& result, int which) {
+Tensor scatter_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
+                           const Tensor& index, const Tensor& src, const std::string& reduce,
+                           bool include_self, const Tensor& result, int which) {
+  // sum's gradients are a view and a gather already: nothing to fuse
+  if (reduce != "sum" && !recording({&grad, &self, &src, &result}))
+    return scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result,
+                                   which == 0 ? "self" : "src");
   const Along a{false, dim, index};
   auto [g_self, g_src] =
       reduce_backward(a, grad, self, narrow_to(src, index.shape()), reduce, include_self, result);
   return which == 0 ? g_self : pad_to(g_src, src.shape());
 }
 
-Tensor index_reduce_backward(const Tensor& grad, const Tensor& self, int64_t dim,
-                             const Tensor& index, const Tensor& source, const std::string& reduce,
-                             bool include_self, const Tensor& result, int which) {
+Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
+                         const Tensor& index, const Tensor& source, const std::string& reduce,
+                         bool include_self, const Tensor& result, int which) {
+  if (!recording({&grad, &self, &source, &result}))
+    return index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result,
+                                 which == 0 ? "self" : "source");
   const Along a{true, dim, index};
   auto [g_self, g_src] = reduce_backward(a, grad, self, source, reduce, include_self, result);
   return which == 0 ? g_self : g_src;

@@ -1,6 +1,7 @@
 #pragma once
 // Backward helpers for the index/scatter family (namespace tg::formulas). All are written with
 // public ops (gather, scatter_add, index_select, index_add, ...), so double backward works.
+// gather and index_select use the fused ops gather_backward / index_select_backward directly.
 #include <string>
 
 #include <tapegrad/core/factories.h>
@@ -9,12 +10,6 @@
 #include <tapegrad/generated/functions.h>
 
 namespace tg::formulas {
-
-// gather / index_select: the grad added back into zeros of self's shape.
-Tensor gather_backward(const Tensor& grad, const Shape& self_shape, int64_t dim,
-                       const Tensor& index);
-Tensor index_select_backward(const Tensor& grad, const Shape& self_shape, int64_t dim,
-                             const Tensor& index);
 
 // t (index's shape) zero-padded at the end of each dim to `shape` (src may be larger than index).
 Tensor pad_to(const Tensor& t, const Shape& shape);
@@ -34,12 +29,14 @@ Tensor index_copy_source_backward(const Tensor& grad, const Shape& self_shape, i
                                   const Tensor& index);
 
 // scatter_reduce / index_reduce: the gradient of self (which = 0) or of src (which = 1), for reduce
-// in sum | prod | mean | amax | amin (rules in scatter.cpp).
-Tensor scatter_reduce_backward(const Tensor& grad, const Tensor& self, int64_t dim,
-                               const Tensor& index, const Tensor& src, const std::string& reduce,
-                               bool include_self, const Tensor& result, int which);
-Tensor index_reduce_backward(const Tensor& grad, const Tensor& self, int64_t dim,
-                             const Tensor& index, const Tensor& source, const std::string& reduce,
-                             bool include_self, const Tensor& result, int which);
+// in sum | prod | mean | amax | amin (rules in scatter.cpp). A plain backward runs the fused ops
+// scatter_reduce_backward / index_reduce_backward (one or two passes); under create_graph, when
+// an input requires grad, the same rules composed of differentiable public ops.
+Tensor scatter_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
+                           const Tensor& index, const Tensor& src, const std::string& reduce,
+                           bool include_self, const Tensor& result, int which);
+Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
+                         const Tensor& index, const Tensor& source, const std::string& reduce,
+                         bool include_self, const Tensor& result, int which);
 
 }  // namespace tg::formulas

@@ -1,22 +1,14 @@
-// CPU index_select, index_add, index_copy and index_reduce: the 1-d index is viewed as expanded to
-// source's shape (stride 0 off dim) and handed to the scatter engine (scatter_engine.h).
+// CPU index_select, index_add, index_copy and index_reduce: the row form of the scatter engine
+// (scatter_engine.h); index_select gathers through the 1-d index viewed as expanded to the
+// result's shape (stride 0 off dim), which copies whole rows.
 #include <tapegrad/core/factories.h>
 #include <tapegrad/generated/kernels.h>
 
 #include "scatter_engine.h"
 
 namespace tg::cpu {
-namespace {
-using namespace scatter_engine;
+namespace scatter_engine {
 
-// index (0-d or 1-d, n entries) viewed with `shape`, entry k at position k of `dim`.
-Tensor expand_index(const Tensor& index, const Shape& shape, int64_t dim) {
-  Shape strides(shape.size(), 0);
-  strides[dim] = index.dim() == 0 ? 0 : index.stride(0);
-  return make_view(index, shape, strides, index.storage_offset());
-}
-
-// Checks of every index op; returns the wrapped dim. self is the 0-d-as-[1] form.
 int64_t check_index_op(const char* op, const Tensor& self, int64_t dim, const Tensor& index) {
   const int64_t d = wrap_dim(op, dim, self.dim());
   TG_CHECK(index.dim() <= 1, ValueError, op, "index must be 0-d or 1-d, got a ", index.dim(),
@@ -25,7 +17,6 @@ int64_t check_index_op(const char* op, const Tensor& self, int64_t dim, const Te
   return d;
 }
 
-// source must have self's dtype and shape, with index.numel() at dim d.
 void check_source(const char* op, const Tensor& self, int64_t d, const Tensor& index,
                   const Tensor& source) {
   TG_CHECK(source.dtype() == self.dtype(), TypeError, op, "source has dtype ",
@@ -37,6 +28,11 @@ void check_source(const char* op, const Tensor& self, int64_t d, const Tensor& i
            " entries at dim ", d, ")");
 }
 
+}  // namespace scatter_engine
+
+namespace {
+using namespace scatter_engine;
+
 // index_add, index_copy and index_reduce: self copied, then source scattered into the copy.
 Tensor index_scatter(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
                      const Tensor& source, Reduce reduce, bool include_self,
@@ -46,10 +42,7 @@ Tensor index_scatter(const char* op, const Tensor& self, int64_t dim, const Tens
   const int64_t d = check_index_op(op, self1, dim, index);
   check_source(op, self1, d, index, source1);
   Tensor out = fresh_copy(self1);
-  if (index.numel() > 0 &&
-      !scatter_rows_into(out, d, index, source1, reduce, include_self, alpha))
-    scatter_into(out, d, expand_index(index, source1.shape(), d), source1, reduce, include_self,
-                 alpha);
+  if (index.numel() > 0) scatter_rows_into(out, d, index, source1, reduce, include_self, alpha);
   return self.dim() == 0 ? out.reshape({}) : out;
 }
 
@@ -60,8 +53,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   const int64_t d = check_index_op("index_select", self1, dim, index);
   Shape shape = self1.shape();
   shape[d] = index.numel();
-  Tensor result = select_rows(self1, d, index);
-  if (!result.defined()) result = gather_from(self1, d, expand_index(index, shape, d));
+  const Tensor result = gather_from("index_select", self1, d, expand_index(index, shape, d));
   return self.dim() == 0 && index.dim() == 0 ? result.reshape({}) : result;
 }
 

@@ -1,16 +1,23 @@
-// CPU index_fill: the slices self.select(dim, i) for i in index set to one value.
+// CPU index_fill: the slices self.select(dim, i) for i in index set to one value, and the gradient
+// of that value (index_fill_value_backward: the sum of grad over the filled slices).
 //
 // The index is checked and turned into one flag per position along dim (so a repeated index, or
-// -1 next to n-1, fills its slice once); then the result is a copy of self (one fast contiguous
-// copy) with the value written over the filled slices, in parallel over the outer dims.
+// -1 next to n-1, fills its slice once); then the result is written row by row of
+// [outer, n, inner]: the value on filled rows, self's row elsewhere, in parallel.
 #include <algorithm>
 #include <vector>
 
 #include <tapegrad/backends/cpu/loops.h>
 #include <tapegrad/generated/kernels.h>
 
+#include "scatter_engine.h"
+
 namespace tg::cpu {
 namespace {
+using scatter_engine::Dims3;
+using scatter_engine::dims3;
+using scatter_engine::Rows;
+using scatter_engine::rows_of;
 
 // filled[j] for each position j along dim d (already wrapped); every index check happens here,
 // before any write.
@@ -27,28 +34,40 @@ std::vector<char> filled_positions(const char* op, const Tensor& self, int64_t d
   return filled;
 }
 
+// The slices to fill as positions along dim (each once), with self seen as [outer, n, inner].
+struct Filled {
+  std::vector<char> at;  // at[j]: position j is filled
+  Dims3 dims;
+};
+
+Filled filled_slices(const char* op, const Tensor& t, int64_t dim, const Tensor& index) {
+  const int64_t d = wrap_dim(op, dim, t.dim());
+  Filled f;
+  f.at = filled_positions(op, t, d, index);
+  f.dims = dims3(t.dim() == 0 ? Shape{1} : t.shape(), d);
+  return f;
+}
+
+// Row by row of [outer, n, inner]: the value on filled rows, self's row (read in place when
+// contiguous or an expanded scalar) elsewhere; one pass, no separate copy of self.
 template <typename T>
 Tensor fill_slices(const char* op, const Tensor& self, int64_t dim, const Tensor& index, T value) {
-  const int64_t d = wrap_dim(op, dim, self.dim());
-  const std::vector<char> filled = filled_positions(op, self, d, index);
+  const Filled f = filled_slices(op, self, dim, index);
   Tensor out = empty(self.shape(), self.dtype(), self.device());
   if (self.numel() == 0) return out;
-  copy_data(out, self);
-  // out is [outer, n, inner]; write value into the [inner] runs of the filled positions.
-  std::vector<int64_t> positions;
-  for (size_t j = 0; j < filled.size(); ++j)
-    if (filled[j]) positions.push_back(static_cast<int64_t>(j));
-  if (positions.empty()) return out;
-  const int64_t n = static_cast<int64_t>(filled.size());
-  int64_t inner = 1;
-  for (int64_t k = d + 1; k < self.dim(); ++k) inner *= self.shape()[static_cast<size_t>(k)];
-  const int64_t outer = self.numel() / (n * inner);
-  const int64_t per_outer = static_cast<int64_t>(positions.size()) * inner;  // elements written
+  const Rows<T> rows = rows_of<T>(self, self.dim() == 0 ? 0 : wrap_dim(op, dim, self.dim()));
+  const int64_t n = f.dims.mid, inner = f.dims.inner;
   T* o = out.data<T>();
-  parallel_for(0, outer, std::max<int64_t>(1, kElementwiseGrain / per_outer), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r)
-      for (int64_t j : positions) std::fill_n(o + (r * n + j) * inner, inner, value);
-  });
+  parallel_for(0, f.dims.outer * n, std::max<int64_t>(1, kElementwiseGrain / inner),
+               [&](int64_t first, int64_t last) {
+                 for (int64_t row = first; row < last; ++row) {
+                   T* dst = o + row * inner;
+                   if (f.at[static_cast<size_t>(row % n)])
+                     std::fill_n(dst, inner, value);
+                   else
+                     std::copy_n(rows.row(row / n, row % n), inner, dst);
+                 }
+               });
   return out;
 }
 
@@ -67,6 +86,39 @@ Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Te
   return visit_dtype("index_fill", self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     return fill_slices<T>("index_fill", self, dim, index, load_one<T>(value));
+  });
+}
+
+}  // namespace tg::cpu
+
+namespace tg::cpu {
+
+Tensor index_fill_value_backward(const Tensor& grad_output, int64_t dim, const Tensor& index) {
+  constexpr const char* op = "index_fill_value_backward";
+  const Filled f = filled_slices(op, grad_output, dim, index);
+  return visit_floating(op, grad_output.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::vector<int64_t> rows;  // the filled rows of [outer, n, inner]
+    for (int64_t o = 0; o < f.dims.outer; ++o)
+      for (int64_t j = 0; j < f.dims.mid; ++j)
+        if (f.at[static_cast<size_t>(j)]) rows.push_back(o * f.dims.mid + j);
+    const int64_t inner = f.dims.inner, count = static_cast<int64_t>(rows.size());
+    std::vector<double> partial(static_cast<size_t>(count), 0.0);  // per row, summed in order
+    if (grad_output.numel() > 0) {
+      const Rows<T> g = rows_of<T>(grad_output, grad_output.dim() == 0 ? 0 : wrap_dim(op, dim, grad_output.dim()));
+      parallel_for(0, count, std::max<int64_t>(1, kElementwiseGrain / inner), [&](int64_t first, int64_t last) {
+        for (int64_t k = first; k < last; ++k) {
+          const int64_t row = rows[static_cast<size_t>(k)];
+          const T* x = g.row(row / f.dims.mid, row % f.dims.mid);
+          double total = 0;
+          for (int64_t j = 0; j < inner; ++j) total += static_cast<double>(x[j]);
+          partial[static_cast<size_t>(k)] = total;
+        }
+      });
+    }
+    double total = 0;
+    for (double p : partial) total += p;
+    return scalar_tensor(static_cast<T>(total), grad_output.dtype(), grad_output.device());
   });
 }
 

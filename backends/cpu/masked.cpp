@@ -178,21 +178,63 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
   // copy self (broadcast or strided) first and then write only the masked elements.
   const bool fused = self.shape() == shape && self.is_contiguous();
   if (!fused) copy_data(out, self);
+  if (count.total() == 0) {
+    if (fused) copy_data(out, self);
+    return out;
+  }
   const Tensor src = source.contiguous();
   visit_dtype(op, self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* s = src.data<T>();
-    const T* x = self.data<T>();
+    const T* x = fused ? self.data<T>() : out.data<T>();
     T* o = out.data<T>();
+    const int64_t last = count.total() - 1;
+    // Branch-free: both candidates are loaded (source's index clamped so it stays in bounds) and
+    // one is picked, so a random mask costs no mispredicted branches.
     for_each_chunk(m, count, [&](int64_t i, const bool* p, int64_t len, int64_t rank) {
       for (int64_t t = 0; t < len; ++t) {
-        if (p[t]) {
-          o[i + t] = s[rank++];
-        } else if (fused) {
-          o[i + t] = x[i + t];
-        }
+        const T from_source = s[std::min(rank, last)];
+        o[i + t] = p[t] ? from_source : x[i + t];
+        rank += p[t];
       }
     });
+  });
+  return out;
+}
+
+}  // namespace tg::cpu
+
+namespace tg::cpu {
+
+Tensor masked_scatter_backward(const Tensor& grad_output, const Tensor& mask,
+                               IntArrayRef source_shape) {
+  constexpr const char* op = "masked_scatter_backward";
+  const Shape shape = broadcast_pair(op, grad_output, mask);
+  TG_CHECK(shape == grad_output.shape(), ValueError, op, "mask of shape ", mask.shape(),
+           " cannot change grad_output's shape ", grad_output.shape());
+  const Shape out_shape(source_shape.begin(), source_shape.end());
+  const MaskView m = view_mask(mask, shape);
+  const MaskCount count = count_mask(m, shape.numel());
+  TG_CHECK(count.total() <= out_shape.numel(), ValueError, op, "the mask selects ", count.total(),
+           " elements but source_shape has only ", out_shape.numel(), " elements");
+  Tensor out = empty(out_shape, grad_output.dtype(), grad_output.device());
+  bool repeated = true;  // every stride 0: one value (the gradient of a sum)
+  for (int64_t stride : grad_output.strides()) repeated = repeated && stride == 0;
+  const Tensor g = repeated ? grad_output : dense_as(grad_output, shape);
+  visit_dtype(op, grad_output.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = out.data<T>();
+    const T* x = g.data<T>();
+    const int64_t total = count.total();
+    if (repeated && total > 0) {
+      std::fill_n(o, total, x[0]);
+    } else if (total > 0) {
+      for_each_chunk(m, count, [&](int64_t i, const bool* p, int64_t len, int64_t rank) {
+        for (int64_t t = 0; t < len; ++t)
+          if (p[t]) o[rank++] = x[i + t];
+      });
+    }
+    std::fill(o + total, o + out.numel(), T(0));
   });
   return out;
 }

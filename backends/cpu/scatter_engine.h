@@ -1,15 +1,26 @@
 #pragma once
-// The CPU engine behind the index/scatter family (backends/cpu/scatter.cpp and index.cpp).
+// The CPU engine behind the index/scatter family: scatter.cpp (gather, scatter*), index.cpp
+// (index_select, index_add, index_copy, index_reduce) and scatter_backward.cpp (their fused
+// backward kernels). Two layouts:
 //
-// Every op is brought to one form: an index tensor of some shape and a dim d. A "line" is one
-// position of every dim but d; along a line, entry k sends src[.., k, ..] to slot index[.., k, ..]
-// of out's line (scatter), or reads self's slot index[.., k, ..] into result[.., k, ..] (gather).
-// Different lines never touch the same slot, so lines run in parallel; within a line entries are
-// applied in index order, which makes duplicates deterministic (the last write wins). The index ops
-// (index_add, index_copy, index_select, index_reduce) use the same engine with their 1-d index
-// viewed as expanded to source's shape (stride 0 off dim d).
+// - Walk form (gather/scatter ops): an index of any shape and strides and a dim d. Entry p of the
+//   index sends src[p] to out's slot p with p[d] = index[p] (or reads it, for gather). Entries are
+//   walked as [outer, length, inner] over the index's shape (dims before d, d, dims after d).
+//   Entries with the same outer and inner position go to the same line of out, so a task, one outer
+//   position and a block of inner positions, owns its slots: tasks run in parallel without races,
+//   and within a task entries come in index order along d (the last duplicate wins).
+// - Row form (index ops): contiguous tensors seen as [outer, slots, inner] and a 1-d index of n
+//   entries; entry k combines a whole row of `inner` values, in loops the compiler vectorises.
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <type_traits>
+#include <vector>
 
+#include <tapegrad/core/factories.h>
+#include <tapegrad/core/parallel.h>
 #include <tapegrad/core/scalar.h>
 #include <tapegrad/core/tensor.h>
 
@@ -23,29 +34,313 @@ Reduce parse_reduce(const std::string& name);
 // IndexError unless every value of index lies in [0, size); names the first bad value.
 void check_index_range(const char* op, const Tensor& index, int64_t dim, int64_t size);
 
+// The checks of the index ops (index.cpp): dim in range, index 0-d or 1-d with values in range;
+// returns the wrapped dim. self is the 0-d-as-[1] form.
+int64_t check_index_op(const char* op, const Tensor& self, int64_t dim, const Tensor& index);
+// source has self's dtype, and self's shape with index.numel() at dim d.
+void check_source(const char* op, const Tensor& self, int64_t d, const Tensor& index,
+                  const Tensor& source);
+// The checks of gather/scatter* (scatter.cpp): index and src have self's rank, src has self's
+// dtype, index fits in src (every dim) and in self (every dim but `dim`). Returns the wrapped dim.
+// Tensors are the 0-d-as-[1] forms; src may be null (gather). The index values are checked by the
+// walk-form kernels as they go (IndexGuard), which saves a pass over a large index.
+int64_t check_scatter(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
+                      const Tensor* src);
+
+// Out-of-range index values met by a walk-form kernel: the kernel skips them (nothing out of
+// bounds is read or written), and check() afterwards raises check_index_range's IndexError. The
+// kernels write only fresh results, so a rejected call still leaves every input unchanged.
+class IndexGuard {
+ public:
+  static bool in_range(int64_t value, int64_t size) {
+    return static_cast<uint64_t>(value) < static_cast<uint64_t>(size);
+  }
+  // A task met a bad value. Tasks keep a local flag in their loops and call this once at the
+  // end: an atomic store inside a hot loop would stop the compiler hoisting loads out of it.
+  void flag() { bad_.store(true, std::memory_order_relaxed); }
+  void check(const char* op, const Tensor& index, int64_t dim, int64_t size) const {
+    if (bad_.load()) check_index_range(op, index, dim, size);
+  }
+
+ private:
+  std::atomic<bool> bad_{false};
+};
+
 // Applies every entry of index (any strides) to `out` (contiguous, written in place):
-//   out[p with p[dim] = index[p]]  (reduce)=  src[p] * alpha     for every position p of index.
+//   out[p with p[dim] = index[p]]  (reduce)=  src[p]     for every position p of index.
 // With include_self false, a slot that receives at least one entry starts from the reduction's
 // identity instead of its old value. Mean divides each touched slot by its count (+1 with self);
-// integral means round down, as PyTorch's.
-void scatter_into(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
-                  Reduce reduce, bool include_self, const Scalar& alpha = 1);
+// integral means round down, as PyTorch's. An index value out of [0, out.size(dim)) is an
+// IndexError naming op.
+void scatter_into(const char* op, const Tensor& out, int64_t dim, const Tensor& index,
+                  const Tensor& src, Reduce reduce, bool include_self);
 
-// The index ops' fast path: out and src contiguous, index 0-d or 1-d with n entries, src of out's
-// shape with n at dim; whole rows (the dims after dim) at a time. False (nothing done) when src or
-// out is not contiguous.
-bool scatter_rows_into(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
+// The index ops: out contiguous [outer, slots, inner]; index 0-d or 1-d with n entries; src of
+// out's shape with n at dim (any strides: made contiguous first). Row k of src goes to row
+// index[k] of out, scaled by alpha (Sum only).
+void scatter_rows_into(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
                        Reduce reduce, bool include_self, const Scalar& alpha = 1);
-// index_select's fast path (rows copied with memcpy); undefined when self is not contiguous.
-Tensor select_rows(const Tensor& self, int64_t dim, const Tensor& index);
 
-// result[p] = self[p with p[dim] = index[p]] for every position p of index (result: index's shape).
-Tensor gather_from(const Tensor& self, int64_t dim, const Tensor& index);
+// result[p] = self[p with p[dim] = index[p]] for every position p of index (result: index's shape,
+// contiguous). self may have any strides (an expanded gradient reads one value per row). An index
+// value out of [0, self.size(dim)) is an IndexError naming op.
+Tensor gather_from(const char* op, const Tensor& self, int64_t dim, const Tensor& index);
+
+// index (0-d or 1-d, n entries) viewed with `shape` (n at dim): entry k at position k of dim.
+Tensor expand_index(const Tensor& index, const Shape& shape, int64_t dim);
 
 // A fresh contiguous copy of t (the result the scatter ops write into).
 Tensor fresh_copy(const Tensor& t);
 
 // A 0-d tensor seen as [1] (so dim 0 / -1 work on 0-d tensors, as in PyTorch); others unchanged.
 Tensor as_1d(const Tensor& t);
+
+// Calls fn(TypeTag<I>{}) with I the index's C++ type (int32 or int64, as the specs allow).
+template <typename Fn>
+decltype(auto) visit_index(const Tensor& index, Fn&& fn) {
+  if (index.dtype() == kInt32) return fn(TypeTag<int32_t>{});
+  return fn(TypeTag<int64_t>{});
+}
+
+// ---- the walk form ------------------------------------------------------------------------------
+
+// The entries of a walk-form op and the strides of the tensors it touches. "Slot" tensors (out,
+// self, result, grad, per-slot buffers) are addressed at an index value along dim; "entry" tensors
+// (index, src, src's gradient) at the entry's own position.
+class Walk {
+ public:
+  static constexpr int kMaxTensors = 8;
+  Walk(const Shape& shape, int64_t dim);
+  // Registers a tensor (its strides over the index's dims); returns its number.
+  int add(const Tensor& t);
+  // Registers a contiguous buffer of `shape` (a per-slot statistics array).
+  int add_dense(const Shape& shape);
+
+  const Shape& shape() const { return shape_; }
+  int64_t dim() const { return dim_; }
+  int64_t outer() const { return outer_; }
+  int64_t length() const { return length_; }
+  int64_t inner() const { return inner_; }
+  int64_t along(int t) const { return along_[t]; }
+  // Offset of tensor t at outer position o (dims before dim) / inner position i (dims after).
+  int64_t outer_offset(int t, int64_t o) const;
+  int64_t inner_offset(int t, int64_t i) const;
+
+ private:
+  Shape shape_;
+  int64_t dim_, outer_ = 1, length_, inner_ = 1;
+  int count_ = 0;
+  Shape strides_[kMaxTensors];
+  int64_t along_[kMaxTensors] = {};
+};
+
+// One line of entries (one inner position of a task): entry k of tensor t sits at
+// at(t, k) = off[t] + k * step[t]; for a slot tensor, k is the slot (an index value).
+struct Line {
+  int64_t off[Walk::kMaxTensors];
+  int64_t step[Walk::kMaxTensors];
+  int64_t at(int t, int64_t k) const { return off[t] + k * step[t]; }
+};
+
+// The entries of one task: an outer position and `width` consecutive inner positions, one Line
+// each. Kernels number their tensors with constants (enum { OUT, INDEX, ... }), so after
+// inlining a line's offsets and steps live in registers.
+struct Span {
+  std::vector<Line> lines;
+  int64_t length = 0;  // entries per line (the index's size at dim)
+};
+
+// Runs task(span) over every (outer position, block of inner positions), in parallel when large.
+template <typename Fn>
+void for_each_task(const Walk& w, int tensors, Fn&& task) {
+  if (w.shape().numel() == 0) return;
+  const int64_t block = std::min<int64_t>(w.inner(), 256);
+  const int64_t blocks = (w.inner() + block - 1) / block;
+  const int64_t per_task = w.length() * block;
+  parallel_for(0, w.outer() * blocks, std::max<int64_t>(1, kElementwiseGrain / per_task),
+               [&](int64_t first, int64_t last) {
+                 Span s;
+                 s.length = w.length();
+                 for (int64_t t = first; t < last; ++t) {
+                   const int64_t o = t / blocks, i0 = (t % blocks) * block;
+                   s.lines.resize(static_cast<size_t>(std::min(block, w.inner() - i0)));
+                   for (int x = 0; x < tensors; ++x) {
+                     const int64_t base = w.outer_offset(x, o);
+                     for (size_t r = 0; r < s.lines.size(); ++r) {
+                       s.lines[r].off[x] = base + w.inner_offset(x, i0 + static_cast<int64_t>(r));
+                       s.lines[r].step[x] = w.along(x);
+                     }
+                   }
+                   task(static_cast<const Span&>(s));
+                 }
+               });
+}
+
+// Calls fn(line, k) for every entry of a span, in index order along dim within each line (lines
+// never share a slot).
+template <typename Fn>
+inline void for_entries(const Span& s, Fn&& fn) {
+  if (s.lines.size() == 1) {
+    const Line line = s.lines[0];  // a local copy: its fields stay in registers
+    for (int64_t k = 0; k < s.length; ++k) fn(line, k);
+    return;
+  }
+  for (int64_t k = 0; k < s.length; ++k)
+    for (const Line& line : s.lines) fn(line, k);
+}
+
+// ---- the row form -------------------------------------------------------------------------------
+
+// A tensor seen as [outer, mid, inner] around dim: rows of `inner` contiguous values, row (o, m)
+// at data + o * outer_stride + m * mid_stride. A contiguous tensor is read in place; a tensor with
+// every stride 0 (an expanded scalar, e.g. the gradient of a sum) as one row repeated; anything
+// else is made contiguous first.
+template <typename T>
+struct Rows {
+  const T* data = nullptr;
+  int64_t outer_stride = 0, mid_stride = 0;
+  Tensor keep;  // keeps a copy or the repeated row alive
+  const T* row(int64_t o, int64_t m) const { return data + o * outer_stride + m * mid_stride; }
+};
+
+// [outer, mid, inner] sizes of `shape` around dim.
+struct Dims3 {
+  int64_t outer = 1, mid = 1, inner = 1;
+};
+Dims3 dims3(const Shape& shape, int64_t dim);
+
+template <typename T>
+Rows<T> rows_of(const Tensor& t, int64_t dim) {
+  const Dims3 d = dims3(t.shape(), dim);
+  Rows<T> rows;
+  bool all_zero = true;
+  for (int64_t s : t.strides()) all_zero = all_zero && s == 0;
+  if (all_zero && t.numel() > 0) {
+    rows.keep = empty({d.inner}, t.dtype(), t.device());
+    std::fill_n(rows.keep.template data<T>(), d.inner, *t.template data<T>());
+  } else {
+    rows.keep = t.contiguous();
+    rows.outer_stride = d.mid * d.inner;
+    rows.mid_stride = d.inner;
+  }
+  rows.data = rows.keep.template data<T>();
+  return rows;
+}
+
+// Runs task(o, j0, j1) over outer positions and column blocks [j0, j1) of [0, inner), in parallel:
+// tasks own disjoint columns, so they may write any row of those columns. `work` is the number of
+// values one task touches per column.
+template <typename Fn>
+void for_each_column_block(int64_t outer, int64_t inner, int64_t work, Fn&& task) {
+  if (outer == 0 || inner == 0) return;
+  const int64_t threads = get_num_threads();
+  int64_t block = inner;
+  if (outer < threads && inner * work > kElementwiseGrain) {  // split columns to feed the threads
+    block = (inner + threads - 1) / threads;
+    block = std::min(inner, std::max<int64_t>(64, (block + 15) / 16 * 16));
+  }
+  const int64_t blocks = (inner + block - 1) / block;
+  parallel_for(0, outer * blocks, std::max<int64_t>(1, kElementwiseGrain / (block * work)),
+               [&](int64_t first, int64_t last) {
+                 for (int64_t t = first; t < last; ++t) {
+                   const int64_t j0 = (t % blocks) * block;
+                   task(t / blocks, j0, std::min(inner, j0 + block));
+                 }
+               });
+}
+
+// The index values of a 0-d or 1-d index as int64 (index ops: a few thousand entries at most).
+std::vector<int64_t> index_values(const Tensor& index);
+
+// ---- the reductions ------------------------------------------------------------------------------
+
+// The value a slot starts from when include_self is false.
+template <typename T>
+T identity(Reduce reduce) {
+  switch (reduce) {
+    case Reduce::Prod:
+      return T(1);
+    case Reduce::Amax:
+      return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                  : std::numeric_limits<T>::lowest();
+    case Reduce::Amin:
+      return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                  : std::numeric_limits<T>::max();
+    default:
+      return T(0);
+  }
+}
+
+// One slot combined with one value. NaN wins amax/amin, as in PyTorch. Written as selects (no
+// short-circuit ||, which compiles to a branch that a random comparison mispredicts half the
+// time), so the row loops vectorise.
+template <typename T>
+struct AssignOp {
+  T operator()(T, T v) const { return v; }
+};
+template <typename T>
+struct SumOp {
+  T operator()(T s, T v) const { return static_cast<T>(s + v); }
+};
+template <typename T>
+struct ScaledSumOp {
+  T alpha;
+  T operator()(T s, T v) const { return static_cast<T>(s + static_cast<T>(v * alpha)); }
+};
+template <typename T>
+struct ProdOp {
+  T operator()(T s, T v) const { return static_cast<T>(s * v); }
+};
+template <typename T>
+struct AmaxOp {
+  T operator()(T s, T v) const {
+    const T m = v > s ? v : s;  // maxss (a NaN slot stays)
+    return v != v ? v : m;      // a NaN value wins
+  }
+};
+template <typename T>
+struct AminOp {
+  T operator()(T s, T v) const {
+    const T m = v < s ? v : s;
+    return v != v ? v : m;
+  }
+};
+
+// Calls fn(op) with the combine functor of `reduce` (Mean combines as Sum). bool has Assign only.
+template <typename T, typename Fn>
+void visit_reduce(Reduce reduce, Fn&& fn) {
+  if constexpr (std::is_same_v<T, bool>) {
+    fn(AssignOp<T>{});
+  } else {
+    switch (reduce) {
+      case Reduce::Assign:
+        return fn(AssignOp<T>{});
+      case Reduce::Sum:
+      case Reduce::Mean:
+        return fn(SumOp<T>{});
+      case Reduce::Prod:
+        return fn(ProdOp<T>{});
+      case Reduce::Amax:
+        return fn(AmaxOp<T>{});
+      case Reduce::Amin:
+        return fn(AminOp<T>{});
+    }
+  }
+}
+
+// Mean of a slot holding `total` over `count` contributions; integral values round down.
+template <typename T>
+T divide(T total, int64_t count) {
+  if constexpr (std::is_same_v<T, bool>) {  // never called: bool runs Assign only
+    return total;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(total / static_cast<T>(count));
+  } else {
+    const T c = static_cast<T>(count);
+    T q = static_cast<T>(total / c);
+    if ((total % c != 0) && ((total < 0) != (c < 0))) --q;
+    return q;
+  }
+}
 
 }  // namespace tg::cpu::scatter_engine

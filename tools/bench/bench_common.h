@@ -22,11 +22,13 @@ struct Case {
 
 std::vector<Case> tapegrad_cases();
 std::vector<Case> indexing_tapegrad_cases();  // issue-3 ops, bench_indexing_tapegrad.cpp
+std::vector<Case> mlp_tapegrad_cases();       // issue-4 training step, bench_mlp_tapegrad.cpp
 std::vector<Case> reference_cases();  // hand-written loops (STREAM triad): the bandwidth ceiling
 
 #ifdef TG_BENCH_WITH_LIBTORCH
 std::vector<Case> libtorch_cases();
 std::vector<Case> indexing_libtorch_cases();  // issue-3 ops, bench_indexing_libtorch.cpp
+std::vector<Case> mlp_libtorch_cases();       // issue-4 training step, bench_mlp_libtorch.cpp
 void libtorch_set_num_threads(int n);
 #endif
 

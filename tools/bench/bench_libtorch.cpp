@@ -79,6 +79,7 @@ std::vector<Case> libtorch_cases() {
       {"sum_1<<24_f32", sum_large, true},
   };
   for (Case& c : indexing_libtorch_cases()) cases.push_back(std::move(c));
+  for (Case& c : mlp_libtorch_cases()) cases.push_back(std::move(c));
   return cases;
 }
 

@@ -86,6 +86,7 @@ std::vector<Case> tapegrad_cases() {
       {"sum_1<<24_f32", sum_large, true},
   };
   for (Case& c : indexing_tapegrad_cases()) cases.push_back(std::move(c));
+  for (Case& c : mlp_tapegrad_cases()) cases.push_back(std::move(c));
   return cases;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -95,8 +96,23 @@ Snapshot snapshot(const std::vector<Value>& args, const std::vector<TensorSlot>&
 }
 
 class OpChecker {
+  // op.call and friends, each call preceded by tg::manual_seed(kOpSeed): an op that draws random
+  // numbers (dropout) then gives the same values on every call, so that function vs method,
+  // in-place vs out-of-place and the finite differences of gradcheck compare like with like.
+  using Call = std::function<std::vector<Tensor>(const std::vector<Value>&)>;
+  static constexpr uint64_t kOpSeed = 0x5eed;
+  static Call seeded(registry::BoxedFn fn) {
+    if (!fn) return {};
+    return [fn](const std::vector<Value>& args) {
+      manual_seed(kOpSeed);
+      return fn(args);
+    };
+  }
+
  public:
-  OpChecker(const OpInfo& op, const Options& options) : op_(op), options_(options) {
+  OpChecker(const OpInfo& op, const Options& options)
+      : op_(op), options_(options), call_(seeded(op.call)), call_method_(seeded(op.call_method)),
+        call_inplace_(seeded(op.call_inplace)) {
     report_.op = op.name;
     for (size_t i = 0; i < op.args.size(); ++i)
       if (op.args[i].name == "self") self_arg_ = static_cast<int>(i);
@@ -172,7 +188,7 @@ class OpChecker {
     std::vector<Tensor> outs;
     ++report_.forward;
     try {
-      outs = op_.call(c.args);
+      outs = call_(c.args);
     } catch (const std::exception& e) {
       failure(where, std::string("forward threw: ") + e.what());
       return;
@@ -185,7 +201,7 @@ class OpChecker {
     if (std::string names = changed(c.args, c.tensors, before); !names.empty())
       failure(where, "forward modified its input " + names);
     if (op_.call_method) {
-      std::vector<Tensor> m = op_.call_method(c.args);
+      std::vector<Tensor> m = call_method_(c.args);
       for (size_t i = 0; i < outs.size(); ++i) {
         std::string diff = i < m.size() ? difference(m[i], outs[i]) : "missing";
         if (!diff.empty()) failure(where, "method output " + std::to_string(i) + " differs from the function's: " + diff);
@@ -215,7 +231,7 @@ class OpChecker {
     auto fn = [&](const std::vector<Tensor>& xs) {
       std::vector<Value> args = c.args;
       for (size_t k = 0; k < slots.size(); ++k) tensor_at(args, slots[k]) = xs[k];
-      std::vector<Tensor> outs = op_.call(args);
+      std::vector<Tensor> outs = call_(args);
       for (size_t i = 0; i < outs.size(); ++i)
         if (!output_differentiable(i)) outs[i] = Tensor();  // indices and the like: not checked
       return outs;
@@ -251,7 +267,7 @@ class OpChecker {
     ++report_.inplace;
     if (!fits) {
       try {
-        op_.call_inplace(args);
+        call_inplace_(args);
         failure(where, "in-place succeeded, but the result (" + describe(expected) +
                            ") cannot be written into self (" + describe(self) + ")");
       } catch (const Error&) {
@@ -267,7 +283,7 @@ class OpChecker {
     const int failures_before = report_.failures;
     std::vector<Tensor> result;
     try {
-      result = op_.call_inplace(args);
+      result = call_inplace_(args);
     } catch (const std::exception& e) {
       failure(where, std::string("in-place threw: ") + e.what());
       return;
@@ -301,7 +317,7 @@ class OpChecker {
     x.requires_grad_(true);
     std::vector<Value> args = c.args;
     args[self_pos] = x * 1.0;
-    Tensor y = op_.call(args)[0];
+    Tensor y = call_(args)[0];
     if (!y.requires_grad()) return false;  // gradcheck reports a missing gradient
     Tensor g = random_like(y, sample_seed(op_.name, s.index) + 1);
     Tensor want = autograd::grad({y}, {x}, {g})[0];
@@ -309,7 +325,7 @@ class OpChecker {
     args[self_pos] = non_leaf;
     Tensor got;
     try {
-      op_.call_inplace(args);
+      call_inplace_(args);
       got = autograd::grad({non_leaf}, {x}, {g})[0];
     } catch (const std::exception& e) {
       failure(where, std::string("in-place on a non-leaf that requires grad threw: ") + e.what());
@@ -324,11 +340,11 @@ class OpChecker {
   // leave every input as it was.
   void check_reject(const Sample& s, const Case& c, const std::string& where) {
     ++report_.rejects;
-    expect_rejected(s, "", op_.call, clone_args(c.args), c, where);
-    if (op_.call_inplace) expect_rejected(s, "_", op_.call_inplace, clone_args(c.args), c, where);
+    expect_rejected(s, "", call_, clone_args(c.args), c, where);
+    if (op_.call_inplace) expect_rejected(s, "_", call_inplace_, clone_args(c.args), c, where);
   }
 
-  void expect_rejected(const Sample& s, const std::string& suffix, registry::BoxedFn fn,
+  void expect_rejected(const Sample& s, const std::string& suffix, const Call& fn,
                        const std::vector<Value>& args, const Case& c, const std::string& where) {
     const std::string variant = op_.name + suffix;
     Snapshot before = snapshot(args, c.tensors);
@@ -355,6 +371,7 @@ class OpChecker {
 
   const OpInfo& op_;
   const Options& options_;
+  const Call call_, call_method_, call_inplace_;
   OpReport report_;
   int self_arg_ = -1;  // position of the arg named self (in-place target)
 };

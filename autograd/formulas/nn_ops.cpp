@@ -1,0 +1,152 @@
+// Backward helpers of the nn ops, written with public ops (see nn_ops.h for the math).
+#include <tapegrad/autograd/formulas/nn_ops.h>
+
+#include <tapegrad/autograd/formulas/elementwise.h>
+
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include <tapegrad/core/factories.h>
+#include <tapegrad/core/operators.h>
+#include <tapegrad/generated/functions.h>
+
+namespace tg::formulas {
+
+namespace {
+
+// grad * d, with grad divided by the loss's element count n when the loss was a mean.
+Tensor loss_grad(const Tensor& d, const Tensor& grad, const std::string& reduction, int64_t n) {
+  if (reduction == "mean") return d * (grad / static_cast<double>(n));
+  return d * grad;
+}
+
+// d * weight, or d when there is no weight.
+Tensor weighted(const Tensor& d, const Tensor& weight) { return weight.defined() ? d * weight : d; }
+
+}  // namespace
+
+Tensor gelu_second_derivative(const Tensor& self, const std::string& approximate) {
+  const Tensor x2 = self * self;
+  if (approximate == "tanh") {
+    // gelu = x/2 * (1 + tanh(u)), u = b * (x + k x^3):
+    // gelu'' = (1 - t^2) * (u' - x t u'^2 + 3 b k x^2), t = tanh(u), u' = b * (1 + 3 k x^2).
+    const double b = std::sqrt(2.0 / M_PI), k = 0.044715;
+    const Tensor t = tanh((self + x2 * self * k) * b);
+    const Tensor du = (x2 * (3 * k) + 1.0) * b;
+    return (1.0 - t * t) * (du - self * t * du * du + x2 * (3 * b * k));
+  }
+  // gelu = x * Phi(x): gelu'' = 2 phi(x) + x phi'(x) = phi(x) * (2 - x^2).
+  const Tensor phi = exp(x2 * -0.5) * (1.0 / std::sqrt(2.0 * M_PI));
+  return phi * (2.0 - x2);
+}
+
+Tensor dropout_backward(const Tensor& grad, const Tensor& mask, double p, bool train) {
+  if (!train || p == 0) return grad;
+  if (p == 1) return zeros_like(grad);
+  return keep_where(mask, grad) * (1.0 / (1.0 - p));
+}
+
+Tensor embedding_backward(const Tensor& grad, const Shape& weight_shape, const Tensor& indices,
+                          std::optional<int64_t> padding_idx) {
+  const int64_t n = indices.numel();
+  const Tensor rows = reshape(grad, {n, weight_shape[1]});
+  const Tensor out = index_add(zeros(weight_shape, grad.dtype(), grad.device()), 0,
+                               reshape(indices, {n}), rows);
+  if (!padding_idx) return out;
+  const int64_t pad = *padding_idx < 0 ? *padding_idx + weight_shape[0] : *padding_idx;
+  return index_fill_scalar(out, 0, scalar_tensor(pad, kInt64, grad.device()), 0);
+}
+
+namespace {
+
+// The trailing normalized_shape.size() dims of a tensor with ndim dims, as negative dims.
+std::vector<int64_t> trailing_dims(size_t count) {
+  std::vector<int64_t> dims;
+  for (int64_t d = -static_cast<int64_t>(count); d < 0; ++d) dims.push_back(d);
+  return dims;
+}
+
+// x^ = (self - mean) * rstd over the normalized dims, and rstd = 1 / sqrt(var + eps).
+std::pair<Tensor, Tensor> normalize(const Tensor& self, const std::vector<int64_t>& dims, double eps) {
+  const Tensor centered = self - mean(self, dims, true);
+  const Tensor rstd = pow_scalar(mean(centered * centered, dims, true) + eps, -0.5);
+  return {centered * rstd, rstd};
+}
+
+}  // namespace
+
+Tensor layer_norm_backward_self(const Tensor& grad, const Tensor& self, IntArrayRef normalized_shape,
+                                const Tensor& weight, double eps) {
+  const std::vector<int64_t> dims = trailing_dims(normalized_shape.size());
+  const auto [xhat, rstd] = normalize(self, dims, eps);
+  const Tensor g = weighted(grad, weight);
+  return rstd * (g - mean(g, dims, true) - xhat * mean(g * xhat, dims, true));
+}
+
+Tensor layer_norm_backward_weight(const Tensor& grad, const Tensor& self,
+                                  IntArrayRef normalized_shape, double eps) {
+  return grad * normalize(self, trailing_dims(normalized_shape.size()), eps).first;
+}
+
+Tensor mse_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                         const std::string& reduction) {
+  const Tensor d = (self - target) * 2.0;
+  return loss_grad(d, grad, reduction, d.numel());
+}
+
+namespace {
+
+constexpr const char* kBce = "binary_cross_entropy_with_logits";
+
+// Shape of the unreduced loss: self's shape broadcast with weight's and pos_weight's.
+Shape bce_shape(const Tensor& self, const Tensor& weight, const Tensor& pos_weight) {
+  Shape shape = self.shape();
+  if (weight.defined()) shape = broadcast_shapes(kBce, shape, weight.shape());
+  if (pos_weight.defined()) shape = broadcast_shapes(kBce, shape, pos_weight.shape());
+  return shape;
+}
+
+// loss_grad over the whole loss: d is broadcast to the loss's shape when it covers only part of it
+// (weight's gradient without weight's extra dims), so that the engine can sum it down to the input.
+Tensor bce_grad(const Tensor& d, const Tensor& grad, const std::string& reduction, const Tensor& self,
+                const Tensor& weight, const Tensor& pos_weight) {
+  const Shape shape = bce_shape(self, weight, pos_weight);
+  const Tensor g = loss_grad(d, grad, reduction, shape.numel());
+  return g.shape() == shape ? g : broadcast_to(g, shape);
+}
+
+}  // namespace
+
+Tensor bce_with_logits_backward_self(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                     const Tensor& weight, const Tensor& pos_weight,
+                                     const std::string& reduction) {
+  // sigmoid(x) - t without pos_weight; never 1 - sigmoid(-x), which loses sigmoid(x) when tiny.
+  const Tensor d = pos_weight.defined()
+                       ? ((pos_weight - 1.0) * target + 1.0) * sigmoid(self) - pos_weight * target
+                       : sigmoid(self) - target;
+  return bce_grad(weighted(d, weight), grad, reduction, self, weight, pos_weight);
+}
+
+Tensor bce_with_logits_backward_target(const Tensor& grad, const Tensor& self, const Tensor& weight,
+                                       const Tensor& pos_weight, const std::string& reduction) {
+  const Tensor d = pos_weight.defined() ? (pos_weight - 1.0) * softplus(-self) - self : -self;
+  return bce_grad(weighted(d, weight), grad, reduction, self, weight, pos_weight);
+}
+
+Tensor bce_with_logits_backward_weight(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                       const Tensor& weight, const Tensor& pos_weight,
+                                       const std::string& reduction) {
+  const Tensor log_weight = pos_weight.defined() ? (pos_weight - 1.0) * target + 1.0 : Tensor();
+  const Tensor d = (1.0 - target) * self + weighted(softplus(-self), log_weight);
+  return bce_grad(d, grad, reduction, self, weight, pos_weight);
+}
+
+Tensor bce_with_logits_backward_pos_weight(const Tensor& grad, const Tensor& self,
+                                           const Tensor& target, const Tensor& weight,
+                                           const Tensor& pos_weight, const std::string& reduction) {
+  const Tensor d = target * softplus(-self);
+  return bce_grad(weighted(d, weight), grad, reduction, self, weight, pos_weight);
+}
+
+}  // namespace tg::formulas

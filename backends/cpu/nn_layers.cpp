@@ -1,0 +1,176 @@
+// CPU kernels of dropout, embedding and layer_norm: raw loops over contiguous data, split across
+// the thread pool by independent elements or rows.
+#include <cmath>
+#include <cstring>
+
+#include <tapegrad/core/factories.h>
+#include <tapegrad/core/parallel.h>
+#include <tapegrad/generated/functions.h>
+#include <tapegrad/generated/kernels.h>
+
+namespace tg::cpu {
+
+// ---- dropout -----------------------------------------------------------------------------------
+
+namespace {
+
+// The i-th output of a splitmix64 stream seeded with `seed`, as a double in [0, 1): a
+// counter-based draw, so elements can be drawn in any order (and on any thread) with one result.
+double uniform_at(uint64_t seed, uint64_t i) {
+  uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> dropout(const Tensor& self, double p, bool train) {
+  TG_CHECK(p >= 0 && p <= 1, ValueError, "dropout", "p must be in [0, 1], got ", p);
+  if (!train || p == 0) return {tg::clone(self), ones(self.shape(), kBool, self.device())};
+  if (p == 1) return {zeros(self.shape(), self.dtype(), self.device()), zeros(self.shape(), kBool, self.device())};
+
+  const Tensor x = self.contiguous();
+  Tensor out = empty(self.shape(), self.dtype(), self.device());
+  Tensor mask = empty(self.shape(), kBool, self.device());
+  const uint64_t seed = random_u64();  // one draw from the global generator per call
+  const double keep = 1 - p;
+  visit_floating("dropout", self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = x.data<T>();
+    T* o = out.data<T>();
+    bool* m = mask.data<bool>();
+    const T scale = T(1) / static_cast<T>(keep);
+    parallel_for(0, x.numel(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        m[i] = uniform_at(seed, static_cast<uint64_t>(i)) < keep;
+        o[i] = m[i] ? in[i] * scale : T(0);
+      }
+    });
+  });
+  return {out, mask};
+}
+
+// ---- embedding ---------------------------------------------------------------------------------
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
+  constexpr const char* op = "embedding";
+  TG_CHECK(weight.dim() == 2, ValueError, op, "weight must be 2-D [num_embeddings, embedding_dim], got shape ",
+           weight.shape());
+  const int64_t num = weight.size(0), dim = weight.size(1);
+  if (padding_idx)
+    TG_CHECK(*padding_idx >= -num && *padding_idx < num, IndexError, op, "padding_idx ", *padding_idx,
+             " is out of range for weight with ", num, " rows (expected ", -num, " <= padding_idx < ", num, ")");
+  const Tensor index = indices.to(kInt64).contiguous();  // no copy when already int64 and contiguous
+  const int64_t* idx = index.data<int64_t>();
+  const int64_t n = index.numel();
+  for (int64_t i = 0; i < n; ++i)
+    TG_CHECK(idx[i] >= 0 && idx[i] < num, IndexError, op, "index ", idx[i], " is out of range for weight with ",
+             num, " rows (expected 0 <= index < ", num, ")");
+
+  Shape shape = indices.shape();
+  shape.push_back(dim);
+  Tensor out = empty(shape, weight.dtype(), weight.device());
+  if (out.numel() == 0) return out;
+  const Tensor w = weight.contiguous();
+  const size_t row_bytes = static_cast<size_t>(dim) * itemsize(weight.dtype());
+  const char* src = static_cast<const char*>(w.data_ptr());
+  char* dst = static_cast<char*>(out.data_ptr());
+  // Result row i is weight row idx[i]: index_select(weight, 0, indices.flatten()), reshaped.
+  parallel_for(0, n, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(dim, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t i = begin; i < end; ++i)
+                   std::memcpy(dst + static_cast<size_t>(i) * row_bytes,
+                               src + static_cast<size_t>(idx[i]) * row_bytes, row_bytes);
+               });
+  return out;
+}
+
+// ---- layer_norm --------------------------------------------------------------------------------
+
+namespace {
+
+// Sum of p[0, n) in double, with four independent accumulators (no serial add chain).
+template <typename T> double row_sum(const T* p, int64_t n) {
+  double acc[4] = {0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4)
+    for (int k = 0; k < 4; ++k) acc[k] += static_cast<double>(p[j + k]);
+  for (; j < n; ++j) acc[0] += static_cast<double>(p[j]);
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+// Sum of (p[j] - mean)^2 over [0, n), the same way.
+template <typename T> double row_sum_sq(const T* p, int64_t n, double mean) {
+  double acc[4] = {0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4)
+    for (int k = 0; k < 4; ++k) {
+      const double d = static_cast<double>(p[j + k]) - mean;
+      acc[k] += d * d;
+    }
+  for (; j < n; ++j) {
+    const double d = static_cast<double>(p[j]) - mean;
+    acc[0] += d * d;
+  }
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+void check_layer_norm_args(const Tensor& self, IntArrayRef normalized_shape, const Tensor& weight,
+                           const Tensor& bias) {
+  constexpr const char* op = "layer_norm";
+  TG_CHECK(!normalized_shape.empty(), ValueError, op, "normalized_shape must have at least one dim, got []");
+  const size_t k = normalized_shape.size(), ndim = static_cast<size_t>(self.dim());
+  bool matches = k <= ndim;
+  for (size_t d = 0; matches && d < k; ++d) matches = self.shape()[ndim - k + d] == normalized_shape[d];
+  TG_CHECK(matches, ValueError, op, "normalized_shape ", normalized_shape,
+           " must match the trailing dims of self's shape ", self.shape());
+  for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"weight", &weight}, {"bias", &bias}}) {
+    if (!t->defined()) continue;
+    TG_CHECK(t->shape() == Shape(normalized_shape), ValueError, op, name, " must have shape normalized_shape ",
+             normalized_shape, ", got ", t->shape());
+    TG_CHECK(t->dtype() == self.dtype(), TypeError, op, name, " has dtype ", dtype_name(t->dtype()),
+             ", expected self's dtype ", dtype_name(self.dtype()));
+  }
+}
+
+}  // namespace
+
+Tensor layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  check_layer_norm_args(self, normalized_shape, weight, bias);
+  Tensor out = empty(self.shape(), self.dtype(), self.device());
+  const int64_t n = Shape(normalized_shape).numel();
+  if (out.numel() == 0) return out;
+  const int64_t rows = self.numel() / n;
+  const Tensor x = self.contiguous();
+  const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
+  const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
+  visit_floating("layer_norm", self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = x.data<T>();
+    const T* wp = w.defined() ? w.data<T>() : nullptr;
+    const T* bp = b.defined() ? b.data<T>() : nullptr;
+    T* o = out.data<T>();
+    // Per row, in cache: mean, then the biased variance around it (two passes, exact), then write.
+    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const T* xr = in + r * n;
+        T* orow = o + r * n;
+        const double mean = row_sum(xr, n) / static_cast<double>(n);
+        const double var = row_sum_sq(xr, n, mean) / static_cast<double>(n);
+        const T m = static_cast<T>(mean), rstd = static_cast<T>(1 / std::sqrt(var + eps));
+        for (int64_t j = 0; j < n; ++j) {
+          T y = (xr[j] - m) * rstd;
+          if (wp) y *= wp[j];
+          if (bp) y += bp[j];
+          orow[j] = y;
+        }
+      }
+    });
+  });
+  return out;
+}
+
+}  // namespace tg::cpu

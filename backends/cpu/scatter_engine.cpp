@@ -1,0 +1,313 @@
+// The forward kernels of the index/scatter engine (see scatter_engine.h for the two layouts).
+#include <cstring>
+
+#include <tapegrad/core/copy.h>
+#include <tapegrad/core/factories.h>
+
+#include "scatter_engine.h"
+
+namespace tg::cpu::scatter_engine {
+
+// ---- the walk ---------------------------------------------------------------------------------
+
+Walk::Walk(const Shape& shape, int64_t dim) : shape_(shape), dim_(dim), length_(shape[dim]) {
+  for (int64_t k = 0; k < dim; ++k) outer_ *= shape[k];
+  for (int64_t k = dim + 1; k < static_cast<int64_t>(shape.size()); ++k) inner_ *= shape[k];
+}
+
+int Walk::add(const Tensor& t) {
+  strides_[count_] = t.strides();
+  along_[count_] = t.stride(dim_);
+  return count_++;
+}
+
+int Walk::add_dense(const Shape& shape) {
+  strides_[count_] = contiguous_strides(shape);
+  along_[count_] = strides_[count_][dim_];
+  return count_++;
+}
+
+int64_t Walk::outer_offset(int t, int64_t o) const {
+  int64_t offset = 0;
+  for (int64_t k = dim_ - 1; k >= 0; --k) {
+    offset += (o % shape_[k]) * strides_[t][k];
+    o /= shape_[k];
+  }
+  return offset;
+}
+
+int64_t Walk::inner_offset(int t, int64_t i) const {
+  int64_t offset = 0;
+  for (int64_t k = static_cast<int64_t>(shape_.size()) - 1; k > dim_; --k) {
+    offset += (i % shape_[k]) * strides_[t][k];
+    i /= shape_[k];
+  }
+  return offset;
+}
+
+Dims3 dims3(const Shape& shape, int64_t dim) {
+  Dims3 d;
+  for (int64_t k = 0; k < static_cast<int64_t>(shape.size()); ++k) {
+    if (k < dim) d.outer *= shape[k];
+    if (k == dim) d.mid = shape[k];
+    if (k > dim) d.inner *= shape[k];
+  }
+  return d;
+}
+
+std::vector<int64_t> index_values(const Tensor& index) {
+  const Tensor flat = index.contiguous();
+  std::vector<int64_t> values(static_cast<size_t>(flat.numel()));
+  visit_index(flat, [&](auto tag) {
+    const auto* p = flat.data<typename decltype(tag)::type>();
+    for (size_t k = 0; k < values.size(); ++k) values[k] = p[k];
+  });
+  return values;
+}
+
+namespace {
+
+// ---- scatter (walk form) ------------------------------------------------------------------------
+
+enum { OUT, INDEX, SRC, COUNT };  // scatter_walk's tensors, in Walk::add order
+
+// The entries of one task combined into out. Everything comes in by value, so the loop keeps it
+// in registers. kCounted: count entries per slot in n (a slot left out of self starts from
+// `start` on its first entry). Returns false if some index value was out of range.
+template <bool kCounted, typename T, typename I, typename Op>
+bool scatter_task(const Span& sp, T* o, const I* ix, const T* s, int32_t* n, int64_t slots,
+                  T start, bool keep_self, Op op) {
+  bool ok = true;
+  for_entries(sp, [&](const Line& l, int64_t k) {
+    const int64_t slot = ix[l.at(INDEX, k)];
+    if (!IndexGuard::in_range(slot, slots)) {
+      ok = false;
+      return;
+    }
+    T& v = o[l.at(OUT, slot)];
+    if constexpr (kCounted) {
+      const int32_t before = n[l.at(COUNT, slot)]++;
+      if (!keep_self && before == 0) v = start;  // keep_self first: a predictable branch
+    }
+    v = op(v, s[l.at(SRC, k)]);
+  });
+  return ok;
+}
+
+template <typename T, typename I, typename Op>
+void scatter_walk(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src, Op op,
+                  Reduce reduce, bool include_self, IndexGuard& guard) {
+  Walk w(index.shape(), dim);
+  w.add(out);
+  w.add(index);
+  w.add(src);
+  w.add_dense(out.shape());
+  T* o = out.data<T>();
+  const I* ix = index.data<I>();
+  const T* s = src.data<T>();
+  const int64_t slots = out.size(dim);
+  const T start = identity<T>(reduce);
+  if (reduce != Reduce::Mean && include_self) {  // one pass, nothing to count
+    for_each_task(w, 3, [&](const Span& sp) {
+      if (!scatter_task<false>(sp, o, ix, s, nullptr, slots, start, true, op)) guard.flag();
+    });
+    return;
+  }
+  // Entries per slot (out's shape); then the means are divided, one pass over out.
+  const Tensor count = zeros({out.numel()}, kInt32);  // a tensor: reused memory, no page faults
+  int32_t* n = count.data<int32_t>();
+  for_each_task(w, 4, [&](const Span& sp) {
+    if (!scatter_task<true>(sp, o, ix, s, n, slots, start, include_self, op)) guard.flag();
+  });
+  if (reduce != Reduce::Mean) return;
+  const int extra = include_self ? 1 : 0;
+  parallel_for(0, out.numel(), kElementwiseGrain, [&](int64_t first, int64_t last) {
+    for (int64_t e = first; e < last; ++e)
+      if (n[e] > 0) o[e] = divide(o[e], n[e] + extra);
+  });
+}
+
+// ---- scatter (row form) -------------------------------------------------------------------------
+
+template <typename T, typename Op>
+void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_t>& ix,
+                        const Rows<T>& src, Op op, Reduce reduce, bool include_self) {
+  const Dims3 d = dims3(out.shape(), dim);
+  const int64_t n = static_cast<int64_t>(ix.size()), slots = d.mid, inner = d.inner;
+  std::vector<int64_t> count(static_cast<size_t>(slots), 0);  // the same for every column
+  for (int64_t slot : ix) ++count[static_cast<size_t>(slot)];
+  T* o = out.data<T>();
+  const T start = identity<T>(reduce);
+  for_each_column_block(d.outer, inner, n, [&](int64_t b, int64_t j0, int64_t j1) {
+    T* ob = o + b * slots * inner;
+    if (!include_self)
+      for (int64_t slot = 0; slot < slots; ++slot)
+        if (count[static_cast<size_t>(slot)] > 0)
+          std::fill(ob + slot * inner + j0, ob + slot * inner + j1, start);
+    for (int64_t k = 0; k < n; ++k) {
+      T* __restrict orow = ob + ix[static_cast<size_t>(k)] * inner;
+      const T* __restrict srow = src.row(b, k);
+      for (int64_t j = j0; j < j1; ++j) orow[j] = op(orow[j], srow[j]);
+    }
+    if (reduce != Reduce::Mean) return;
+    for (int64_t slot = 0; slot < slots; ++slot) {
+      const int64_t c = count[static_cast<size_t>(slot)] + (include_self ? 1 : 0);
+      if (count[static_cast<size_t>(slot)] == 0) continue;
+      T* orow = ob + slot * inner;
+      for (int64_t j = j0; j < j1; ++j) orow[j] = divide(orow[j], c);
+    }
+  });
+}
+
+// ---- gather -------------------------------------------------------------------------------------
+
+// dst[j] = src[j * stride] for j in [0, n): a memcpy, a fill, or a strided loop.
+template <typename T>
+void copy_run(T* dst, const T* src, int64_t n, int64_t stride) {
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
+  } else if (stride == 0) {
+    std::fill_n(dst, n, *src);
+  } else {
+    for (int64_t j = 0; j < n; ++j) dst[j] = src[j * stride];
+  }
+}
+
+// Rows of the index (every dim but the last) in parallel; along each row a tight loop over the
+// last dim. Row offsets skip self's stride at dim (self is read at the index value there).
+template <typename T, typename I>
+void gather_typed(const Tensor& result, const Tensor& self, int64_t dim, const Tensor& index,
+                  IndexGuard& guard) {
+  const Shape& shape = index.shape();
+  const int64_t last = static_cast<int64_t>(shape.size()) - 1, width = shape[last];
+  const int64_t rows = width == 0 ? 0 : shape.numel() / width;
+  const int64_t self_dim = self.stride(dim), self_last = self.stride(last);
+  const int64_t index_last = index.stride(last), slots = self.size(dim);
+  T* res = result.data<T>();
+  const I* ix = index.data<I>();
+  const T* x = self.data<T>();
+  parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(width, 1)),
+               [&](int64_t first, int64_t end) {
+                 bool bad = false;
+                 for (int64_t row = first; row < end; ++row) {
+                   int64_t io = 0, so = 0, rest = row;
+                   for (int64_t k = last - 1; k >= 0; --k) {
+                     const int64_t coord = rest % shape[k];
+                     rest /= shape[k];
+                     io += coord * index.stride(k);
+                     if (k != dim) so += coord * self.stride(k);
+                   }
+                   T* out = res + row * width;
+                   const I* irow = ix + io;
+                   if (index_last == 0 && dim != last) {  // one index value per row (index_select)
+                     const int64_t v = irow[0];
+                     if (IndexGuard::in_range(v, slots))
+                       copy_run(out, x + so + v * self_dim, width, self_last);
+                     else
+                       bad = true;
+                     continue;
+                   }
+                   const T* base = x + so;
+                   const int64_t step = dim == last ? 0 : self_last;
+                   for (int64_t j = 0; j < width; ++j) {
+                     const int64_t v = irow[j * index_last];
+                     const bool ok = IndexGuard::in_range(v, slots);
+                     bad |= !ok;
+                     out[j] = ok ? base[v * self_dim + j * step] : T(0);
+                   }
+                 }
+                 if (bad) guard.flag();
+               });
+}
+
+}  // namespace
+
+Reduce parse_reduce(const std::string& name) {
+  if (name == "sum") return Reduce::Sum;
+  if (name == "prod") return Reduce::Prod;
+  if (name == "mean") return Reduce::Mean;
+  if (name == "amax") return Reduce::Amax;
+  if (name == "amin") return Reduce::Amin;
+  fail<ValueError>("scatter", "unknown reduce '", name, "'");
+}
+
+void check_index_range(const char* op, const Tensor& index, int64_t dim, int64_t size) {
+  const Tensor flat = index.contiguous();
+  visit_index(flat, [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    const I* data = flat.data<I>();
+    const int64_t n = flat.numel();
+    // A branch-free scan first (it vectorises); the slow loop below only names the bad value.
+    bool bad = false;
+    for (int64_t i = 0; i < n; ++i) bad |= (data[i] < 0) | (data[i] >= size);
+    if (!bad) return;
+    for (int64_t i = 0; i < n; ++i)
+      TG_CHECK(data[i] >= 0 && data[i] < size, IndexError, op, "index ", data[i],
+               " is out of range for dim ", dim, " of size ", size, " (valid: 0 to ", size - 1,
+               "; negative indices are not accepted)");
+  });
+}
+
+void scatter_into(const char* op, const Tensor& out, int64_t dim, const Tensor& index,
+                  const Tensor& src, Reduce reduce, bool include_self) {
+  IndexGuard guard;
+  visit_dtype(op, out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    visit_index(index, [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      visit_reduce<T>(reduce, [&](auto combine) {
+        scatter_walk<T, I>(out, dim, index, src, combine, reduce, include_self, guard);
+      });
+    });
+  });
+  guard.check(op, index, dim, out.size(dim));
+}
+
+void scatter_rows_into(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
+                       Reduce reduce, bool include_self, const Scalar& alpha) {
+  const std::vector<int64_t> ix = index_values(index);
+  visit_dtype("scatter", out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const Rows<T> dense = rows_of<T>(src, dim);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T a = alpha.to<T>();
+      if (reduce == Reduce::Sum && a != T(1)) {
+        scatter_rows_typed<T>(out, dim, ix, dense, ScaledSumOp<T>{a}, reduce, include_self);
+        return;
+      }
+    }
+    visit_reduce<T>(reduce, [&](auto op) {
+      scatter_rows_typed<T>(out, dim, ix, dense, op, reduce, include_self);
+    });
+  });
+}
+
+Tensor gather_from(const char* op, const Tensor& self, int64_t dim, const Tensor& index) {
+  Tensor result = empty(index.shape(), self.dtype(), self.device());
+  if (result.numel() == 0) return result;
+  IndexGuard guard;
+  visit_dtype(op, self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    visit_index(index, [&](auto itag) {
+      gather_typed<T, typename decltype(itag)::type>(result, self, dim, index, guard);
+    });
+  });
+  guard.check(op, index, dim, self.size(dim));
+  return result;
+}
+
+Tensor expand_index(const Tensor& index, const Shape& shape, int64_t dim) {
+  Shape strides(shape.size(), 0);
+  strides[dim] = index.dim() == 0 ? 0 : index.stride(0);
+  return make_view(index, shape, strides, index.storage_offset());
+}
+
+Tensor fresh_copy(const Tensor& t) {
+  Tensor out = empty(t.shape(), t.dtype(), t.device());
+  copy_data(out, t);
+  return out;
+}
+
+Tensor as_1d(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }
+
+}  // namespace tg::cpu::scatter_engine
