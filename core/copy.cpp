@@ -1,5 +1,6 @@
 #include <tapegrad/core/copy.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <tapegrad/core/parallel.h>
@@ -11,10 +12,17 @@ namespace {
 CopyKernel g_copy[2] = {nullptr, nullptr};
 FillKernel g_fill[2] = {nullptr, nullptr};
 
-// Visits every element of `shape` in row-major order, tracking offsets for two stride sets.
+// Visits elements begin..end of `shape` in row-major order as runs along the innermost dim:
+// fn(offset_a, offset_b, length), where a run steps by a.back() and b.back(). Kernels then write
+// tight inner loops (vectorised when the inner strides are 1 or 0).
 template <typename Fn>
-void for_each_offset(const Shape& shape, const Shape& a, const Shape& b, int64_t begin, int64_t end, Fn&& fn) {
+void for_each_run(const Shape& shape, const Shape& a, const Shape& b, int64_t begin, int64_t end, Fn&& fn) {
   const size_t nd = shape.size();
+  if (nd == 0) {
+    if (begin < end) fn(int64_t{0}, int64_t{0}, int64_t{1});
+    return;
+  }
+  const size_t last = nd - 1;
   Shape idx(nd);
   int64_t rem = begin, oa = 0, ob = 0;
   for (size_t i = nd; i-- > 0;) {
@@ -23,9 +31,16 @@ void for_each_offset(const Shape& shape, const Shape& a, const Shape& b, int64_t
     oa += idx[i] * a[i];
     ob += idx[i] * b[i];
   }
-  for (int64_t n = begin; n < end; ++n) {
-    fn(oa, ob);
-    for (size_t i = nd; i-- > 0;) {  // increment the multi-index
+  for (int64_t n = begin; n < end;) {
+    const int64_t len = std::min(shape[last] - idx[last], end - n);
+    fn(oa, ob, len);
+    n += len;
+    if (n >= end) break;
+    // The run ended at the end of the inner dim: back to its start, then carry outwards.
+    oa -= idx[last] * a[last];
+    ob -= idx[last] * b[last];
+    idx[last] = 0;
+    for (size_t i = last; i-- > 0;) {
       oa += a[i];
       ob += b[i];
       if (++idx[i] < shape[i]) break;
@@ -57,9 +72,20 @@ void cpu_copy(const Tensor& dst, const Tensor& src) {
       using S = typename decltype(stag)::type;
       D* d = dst.data<D>();
       const S* s = src.data<S>();
+      const int64_t ds = dst.dim() ? dst.strides().back() : 0;
+      const int64_t ss = dst.dim() ? src_strides.back() : 0;
       parallel_for(0, n, kElementwiseGrain, [&](int64_t b, int64_t e) {
-        for_each_offset(dst.shape(), dst.strides(), src_strides, b, e,
-                        [&](int64_t od, int64_t os) { d[od] = convert<D>(s[os]); });
+        for_each_run(dst.shape(), dst.strides(), src_strides, b, e, [&](int64_t od, int64_t os, int64_t len) {
+          D* out = d + od;
+          const S* in = s + os;
+          if (ds == 1 && ss == 1) {
+            for (int64_t i = 0; i < len; ++i) out[i] = convert<D>(in[i]);
+          } else if (ds == 1 && ss == 0) {  // a broadcast value along the row
+            std::fill(out, out + len, convert<D>(*in));
+          } else {
+            for (int64_t i = 0; i < len; ++i) out[i * ds] = convert<D>(in[i * ss]);
+          }
+        });
       });
     });
   });
@@ -74,7 +100,10 @@ void cpu_fill(const Tensor& dst, const Scalar& value) {
       std::fill(d, d + dst.numel(), v);
       return;
     }
-    for_each_offset(dst.shape(), dst.strides(), dst.strides(), 0, dst.numel(), [&](int64_t o, int64_t) { d[o] = v; });
+    const int64_t ds = dst.strides().back();
+    for_each_run(dst.shape(), dst.strides(), dst.strides(), 0, dst.numel(), [&](int64_t o, int64_t, int64_t len) {
+      for (int64_t i = 0; i < len; ++i) d[o + i * ds] = v;
+    });
   });
 }
 

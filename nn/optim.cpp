@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numbers>
 #include <set>
+#include <type_traits>
 
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/factories.h>
@@ -175,9 +176,11 @@ void SGD::step() {
     const Tensor& p = params_[i];
     if (!p.grad().defined()) continue;
     const Tensor g = usable_grad(p, "SGD");
+    // Arithmetic in the parameter's own type T, so the loops vectorise.
     if (mom == 0) {
       for_each_element(p, g, {}, [=](auto* P, const auto* G, auto**, int64_t k) {
-        P[k] -= lr * (G[k] + wd * P[k]);
+        using T = std::remove_reference_t<decltype(*P)>;
+        P[k] -= static_cast<T>(lr) * (G[k] + static_cast<T>(wd) * P[k]);
       });
       continue;
     }
@@ -185,10 +188,11 @@ void SGD::step() {
     const bool first = !has_buffer(i, "momentum_buffer");
     const Tensor buf = buffer(i, "momentum_buffer");
     for_each_element(p, g, {buf}, [=](auto* P, const auto* G, auto** B, int64_t k) {
-      const double d = G[k] + wd * P[k];
-      const double b = first ? d : mom * B[0][k] + damp * d;
+      using T = std::remove_reference_t<decltype(*P)>;
+      const T d = G[k] + static_cast<T>(wd) * P[k];
+      const T b = first ? d : static_cast<T>(mom) * B[0][k] + static_cast<T>(damp) * d;
       B[0][k] = b;
-      P[k] -= lr * (nesterov ? d + mom * b : b);
+      P[k] -= static_cast<T>(lr) * (nesterov ? d + static_cast<T>(mom) * b : b);
     });
   }
 }
