@@ -4,13 +4,8 @@
 #include <tapegrad/autograd/formulas/elementwise.h>
 #include <tapegrad/autograd/formulas/indexing.h>
 #include <tapegrad/autograd/formulas/linalg.h>
-// TEMP(lead): helpers are writing these now; plain includes once they land.
-#if __has_include(<tapegrad/autograd/formulas/softmax.h>)
-#include <tapegrad/autograd/formulas/softmax.h>
-#endif
-#if __has_include(<tapegrad/autograd/formulas/nn_ops.h>)
 #include <tapegrad/autograd/formulas/nn_ops.h>
-#endif
+#include <tapegrad/autograd/formulas/softmax.h>
 #include <tapegrad/autograd/formulas/reduce.h>
 #include <tapegrad/autograd/formulas/shape.h>
 #include <tapegrad/autograd/formulas/views.h>

@@ -226,3 +226,43 @@ TEST_CASE("to_dot and tape_of show the recorded ops, their formulas and the leav
   autograd::print_tape(loss, printed);
   CHECK(printed.str().find("MulBackward -> [2]") != std::string::npos);
 }
+
+TEST_CASE("Dropout, Embedding, LayerNorm and GELU modules") {
+  manual_seed(3);
+  nn::Dropout drop(0.5);
+  const Tensor x = ones({1000});
+  const Tensor y = drop(x);
+  const auto v = y.to_vector<float>();
+  int64_t kept = 0;
+  for (float e : v) {
+    CHECK((e == 0.0f || e == 2.0f));  // dropped, or kept and scaled by 1 / (1 - p)
+    kept += e != 0.0f;
+  }
+  CHECK(kept > 400);
+  CHECK(kept < 600);
+  drop.eval();
+  CHECK(drop(x).to_vector<float>() == x.to_vector<float>());
+
+  nn::Embedding emb(5, 3, /*padding_idx=*/-1);
+  CHECK(emb.padding_idx == 4);
+  CHECK(emb.weight.select(0, 4).to_vector<float>() == std::vector<float>{0, 0, 0});
+  const Tensor idx = tensor({{int64_t{1}, int64_t{4}}, {int64_t{1}, int64_t{0}}});
+  const Tensor e = emb(idx);
+  CHECK(e.shape() == Shape{2, 2, 3});
+  CHECK(e.select(0, 0).select(0, 0).to_vector<float>() == emb.weight.select(0, 1).to_vector<float>());
+  e.sum().backward();
+  // Row 1 is looked up twice, row 0 once, the padding row gets nothing.
+  CHECK(emb.weight.grad().to_vector<float>() ==
+        std::vector<float>{1, 1, 1, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+
+  nn::LayerNorm norm({4}, 1e-5, true, kFloat64);
+  const Tensor z = norm(tensor({{1.0, 2.0, 3.0, 4.0}}));
+  // (x - 2.5) / sqrt(1.25 + 1e-5), as torch.nn.LayerNorm(4)
+  check_close(z, {-1.341635419968927, -0.4472118066563091, 0.4472118066563089, 1.3416354199689269}, 1e-10);
+  CHECK(norm.to_string() == "LayerNorm([4], eps=1e-05, elementwise_affine=true)");
+
+  nn::GELU gelu;
+  check_close(gelu(tensor({-1.0, 0.0, 1.0})), {-0.15865525393145707, 0.0, 0.8413447460685429});
+  nn::LeakyReLU leaky(0.1);
+  check_close(leaky(tensor({-2.0, 3.0})), {-0.2, 3.0});
+}
