@@ -76,6 +76,13 @@ TEST_CASE("leaky_relu: slope below 0, gradient negative_slope at 0 as PyTorch") 
   check_close(y, {-0.6000000000000001, -0.2, -0.1, 0.0, 0.5, 1.0, 2.5});
   check_close(grad_of(y, x), {0.2, 0.2, 0.2, 0.2, 1.0, 1.0, 1.0}, 0);
   check_close(leaky_relu(x.detach()), {-0.03, -0.01, -0.005, 0.0, 0.5, 1.0, 2.5});
+  // The branch-free kernel keeps the ternary's results on the special values.
+  const double inf = INFINITY;
+  auto special = leaky_relu(tensor({-inf, inf, NAN, -0.0}), 0.5).to_vector<double>();
+  CHECK(special[0] == -inf);
+  CHECK(special[1] == inf);
+  CHECK(std::isnan(special[2]));
+  CHECK((special[3] == 0.0 && std::signbit(special[3])));
   Tensor z = tensor({-2.0f, 4.0f});
   leaky_relu_(z, 0.5);
   CHECK(z.to_vector<float>() == std::vector<float>{-1.0f, 4.0f});

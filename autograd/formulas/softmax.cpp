@@ -48,8 +48,10 @@ Tensor loss_target_weights(const Tensor& target, const Tensor& weight, const Sha
   const int64_t cdim = class_dim(ndim), classes = self_shape[cdim];
   int64_t inner = 1;  // samples per batch entry: the product of the dims after the class dim
   for (int64_t d = cdim + 1; d < ndim; ++d) inner *= self_shape[d];
-  const Tensor t = target.to(kInt64).contiguous();
-  const Tensor w = weight.defined() ? weight.to(kFloat64).contiguous() : ones({classes}, kFloat64);
+  // Built on the host (a constant, read by loops), then moved to target's device.
+  const Tensor t = target.cpu().to(kInt64).contiguous();
+  const Tensor w =
+      weight.defined() ? weight.cpu().to(kFloat64).contiguous() : ones({classes}, kFloat64);
   const int64_t* tp = t.data<int64_t>();
   const double* wp = w.data<double>();
   double divisor = 1;  // D: the summed weights of the non-ignored targets, for "mean"
@@ -69,7 +71,7 @@ Tensor loss_target_weights(const Tensor& target, const Tensor& weight, const Sha
       row[c * inner] = eps / static_cast<double>(classes) * wp[c] / divisor;
     row[tp[k] * inner] += (1 - eps) * wp[tp[k]] / divisor;
   }
-  return out.to(dtype);
+  return out.to(dtype).to(target.device());
 }
 
 // With h = a * softmax(x) - b (the backward at grad_output 1): G * h summed over the class dim

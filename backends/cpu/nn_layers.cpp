@@ -45,7 +45,7 @@ std::tuple<Tensor, Tensor> dropout(const Tensor& self, double p, bool train) {
     parallel_for(0, x.numel(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         m[i] = uniform_at(seed, static_cast<uint64_t>(i)) < keep;
-        o[i] = m[i] ? in[i] * scale : T(0);
+        o[i] = in[i] * (m[i] ? scale : T(0));  // as PyTorch's x * mask * scale (inf * 0 is nan)
       }
     });
   });
