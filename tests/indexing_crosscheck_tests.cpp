@@ -42,8 +42,8 @@ tg::Tensor make(const json& j) {
     flat = tg::tensor(j.at("values").get<std::vector<bool>>());
   else
     flat = tg::tensor(j.at("values").get<std::vector<double>>());
-  if (flat.numel() == 0) flat = flat.to(dtype == "int64" ? tg::kInt64 : dtype == "bool" ? tg::kBool
-                                                                                         : tg::kFloat64);
+  if (flat.numel() == 0)  // an empty list carries no dtype
+    flat = flat.to(dtype == "int64" ? tg::kInt64 : dtype == "bool" ? tg::kBool : tg::kFloat64);
   return flat.reshape(shape);
 }
 

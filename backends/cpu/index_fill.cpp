@@ -105,8 +105,10 @@ Tensor index_fill_value_backward(const Tensor& grad_output, int64_t dim, const T
     const int64_t inner = f.dims.inner, count = static_cast<int64_t>(rows.size());
     std::vector<double> partial(static_cast<size_t>(count), 0.0);  // per row, summed in order
     if (grad_output.numel() > 0) {
-      const Rows<T> g = rows_of<T>(grad_output, grad_output.dim() == 0 ? 0 : wrap_dim(op, dim, grad_output.dim()));
-      parallel_for(0, count, std::max<int64_t>(1, kElementwiseGrain / inner), [&](int64_t first, int64_t last) {
+      const int64_t d = grad_output.dim() == 0 ? 0 : wrap_dim(op, dim, grad_output.dim());
+      const Rows<T> g = rows_of<T>(grad_output, d);
+      const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / inner);
+      parallel_for(0, count, grain, [&](int64_t first, int64_t last) {
         for (int64_t k = first; k < last; ++k) {
           const int64_t row = rows[static_cast<size_t>(k)];
           const T* x = g.row(row / f.dims.mid, row % f.dims.mid);

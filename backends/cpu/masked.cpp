@@ -12,6 +12,8 @@
 #include <tapegrad/backends/cpu/loops.h>
 #include <tapegrad/generated/kernels.h>
 
+#include "scatter_engine.h"
+
 namespace tg::cpu {
 namespace {
 
@@ -111,12 +113,10 @@ template <typename Fn> void for_each_chunk(const MaskView& m, const MaskCount& c
   });
 }
 
-// self as a contiguous tensor of `shape` (self itself when it already is one).
+// self as a contiguous tensor of `shape` (self itself when it already is one), copied row by row.
 Tensor dense_as(const Tensor& self, const Shape& shape) {
   if (self.shape() == shape && self.is_contiguous()) return self;
-  Tensor out = empty(shape, self.dtype(), self.device());
-  copy_data(out, self);
-  return out;
+  return scatter_engine::fresh_copy(self.shape() == shape ? self : self.expand(shape));
 }
 
 template <typename T> Tensor masked_fill_with(const char* op, const Tensor& self, const Tensor& mask, T value) {
@@ -182,7 +182,7 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
     if (fused) copy_data(out, self);
     return out;
   }
-  const Tensor src = source.contiguous();
+  const Tensor src = scatter_engine::dense(source);
   visit_dtype(op, self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* s = src.data<T>();

@@ -7,11 +7,13 @@
 //   sum   self: grad                      src: grad at the slot
 //   mean  self: grad / n                  src: grad / n at the slot   (n: count, +1 with self)
 //   amax  self: grad / ties * [self ties]  src: grad / ties * [src == result]   (amin alike)
-//   prod  x != 0: grad * result / x;  x == 0: grad * (p if the slot has 1 zero, (s - x) * p if 2,
-//         else 0), with p the product of the slot's nonzero contributors and s the sum of its zeros.
+//   prod  x != 0: grad * result / x;  x == 0: grad * (p if the slot has 1 zero, (s - x) * p if
+//         2, else 0), with p the product of the slot's nonzero contributors, s the sum of zeros.
 // With include_self false, self's gradient is 0 at every slot that received an entry, and self
 // does not count among the ties. Zero statistics are gathered only at slots whose result is 0 or
 // NaN (the only slots that can hold a zero), inside the kernel: nothing is decided on the host.
+#include <algorithm>
+#include <bit>
 #include <type_traits>
 
 #include <tapegrad/core/factories.h>
@@ -38,10 +40,18 @@ Flat<T> flat_of(const Tensor& t) {
   Flat<T> f;
   bool all_zero = true;
   for (int64_t s : t.strides()) all_zero = all_zero && s == 0;
-  f.keep = all_zero ? t : t.contiguous();
+  f.keep = all_zero ? t : dense(t);
   f.step = all_zero ? 0 : 1;
   f.data = f.keep.template data<T>();
   return f;
+}
+
+// 1 if c else 0, without a branch (GCC turns `c ? T(1) : T(0)` into a jump even when the
+// value is then multiplied; a mispredicted jump per entry costs more than the whole entry).
+template <typename T>
+T one_if(bool c) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  return std::bit_cast<T>(static_cast<U>(std::bit_cast<U>(T(1)) & (U(0) - U(c))));
 }
 
 // A slot whose prod result may hide a zero contributor (0 * finite = 0; 0 * inf = NaN).
@@ -53,27 +63,28 @@ bool may_hold_zero(T result) {
 // The prod gradient factor of a zero contributor x of a slot with `zeros` zeros, nonzero product p
 // and zero sum s (prod_contributor in autograd/formulas/scatter.cpp).
 template <typename T>
-T prod_at_zero(T zeros, T p, T s, T x) {
-  return zeros == T(1) ? p : (zeros == T(2) ? static_cast<T>((s - x) * p) : T(0));
+T prod_at_zero(int32_t zeros, T p, T s, T x) {
+  return zeros == 1 ? p : (zeros == 2 ? static_cast<T>((s - x) * p) : T(0));
 }
 
 // Statistics of the slots, in buffers of self's shape (dense): entries per slot, and per reduce
-// the ties (amax/amin) or the zero count, nonzero product and zero sum (prod). A slot's statistics
-// are set up when its first entry arrives. SlotStats owns the buffers; loops get a Stats<T> (raw
-// pointers, by value, so they stay in registers).
+// the ties (amax/amin) or the zero count, nonzero product and zero sum (prod). Every slot starts
+// from self's share (start(), before any entry), then each entry adds its own (add()). SlotStats
+// owns the buffers; loops get a Stats<T> (raw pointers, by value, so they stay in registers).
 template <typename T>
 struct Stats {
-  int32_t* count = nullptr;
-  T *ties = nullptr, *zeros = nullptr, *prod = nullptr, *zsum = nullptr;
+  // counts are int32 (exact, and an int `+= (a == b)` compiles without a branch)
+  int32_t *count = nullptr, *ties = nullptr, *zeros = nullptr;
+  T *prod = nullptr, *zsum = nullptr;
 
-  // The first entry of slot b (self value x, result r) arrives.
+  // Slot b before any entry: self's share (self value x, result r).
   template <Reduce kR>
   void start(int64_t b, T x, T r, bool include_self) const {
     if constexpr (kR == Reduce::Amax || kR == Reduce::Amin) {
-      ties[b] = (include_self && x == r) ? T(1) : T(0);
+      ties[b] = include_self && x == r;
     } else if constexpr (kR == Reduce::Prod) {
       const bool zero = include_self && x == T(0);
-      zeros[b] = zero ? T(1) : T(0);
+      zeros[b] = zero;
       prod[b] = include_self && !zero ? x : T(1);
       zsum[b] = zero ? x : T(0);
     }
@@ -82,11 +93,11 @@ struct Stats {
   template <Reduce kR>
   void add(int64_t b, T v, T r) const {
     if constexpr (kR == Reduce::Amax || kR == Reduce::Amin) {
-      ties[b] += v == r ? T(1) : T(0);
+      ties[b] += v == r;
     } else if constexpr (kR == Reduce::Prod) {
       if (!may_hold_zero(r)) return;
       const bool zero = v == T(0);
-      zeros[b] += zero ? T(1) : T(0);
+      zeros[b] += zero;
       prod[b] = static_cast<T>(prod[b] * (zero ? T(1) : v));
       zsum[b] += zero ? v : T(0);
     }
@@ -97,27 +108,28 @@ struct Stats {
 // std::vector memory would page-fault on every call.
 template <typename T>
 struct SlotStats {
-  Tensor count, ties, zeros, prod, zsum;  // count zeroed; the rest set by a slot's first entry
+  Tensor count, ties, zeros, prod, zsum;  // count zeroed; the rest set by start()
   // with_count: the walk form counts per slot here (the row form counts per row of slots itself)
   SlotStats(int64_t numel, Reduce reduce, bool with_count) {
     if (with_count) count = tg::zeros({numel}, kInt32);
-    auto buffer = [&] { return empty({numel}, dtype_of<T>()); };
-    if (reduce == Reduce::Amax || reduce == Reduce::Amin) ties = buffer();
+    auto buffer = [&](DType dtype) { return empty({numel}, dtype); };
+    if (reduce == Reduce::Amax || reduce == Reduce::Amin) ties = buffer(kInt32);
     if (reduce == Reduce::Prod) {
-      zeros = buffer();
-      prod = buffer();
-      zsum = buffer();
+      zeros = buffer(kInt32);
+      prod = buffer(dtype_of<T>());
+      zsum = buffer(dtype_of<T>());
     }
   }
   Stats<T> view() const {
     auto ptr = [](const Tensor& t) { return t.defined() ? t.data<T>() : nullptr; };
-    return {count.defined() ? count.data<int32_t>() : nullptr, ptr(ties), ptr(zeros), ptr(prod),
-            ptr(zsum)};
+    auto iptr = [](const Tensor& t) { return t.defined() ? t.data<int32_t>() : nullptr; };
+    return {iptr(count), iptr(ties), iptr(zeros), ptr(prod), ptr(zsum)};
   }
 };
 
-// Self's gradient at slot b: g, r, x the grad, result and self there; c the entries it received
-// (its statistics are set when c > 0).
+// Self's gradient at slot b: g, r, x the grad, result and self there; c the entries the slot
+// received (counted for mean, and when include_self is false). Every slot's statistics start from
+// self's share (Stats::start), entries or not.
 template <Reduce kR, typename T>
 T self_grad_at(const Stats<T>& st, int64_t b, T g, T r, T x, int64_t c, bool include_self) {
   if (!include_self && c > 0) return T(0);
@@ -125,14 +137,13 @@ T self_grad_at(const Stats<T>& st, int64_t b, T g, T r, T x, int64_t c, bool inc
     const int64_t n = c + (include_self ? 1 : 0);
     return static_cast<T>(g / static_cast<T>(n == 0 ? 1 : n));
   } else if constexpr (kR == Reduce::Amax || kR == Reduce::Amin) {
-    const T is = x == r ? T(1) : T(0);  // include_self here, or no entries
-    const T ties = c > 0 ? st.ties[b] : is;
+    const T is = one_if<T>(x == r);
+    const T ties = include_self ? static_cast<T>(st.ties[b]) : is;  // no entries: self alone
     return static_cast<T>(static_cast<T>(g / ties) * is);
   } else if constexpr (kR == Reduce::Prod) {
     if (!include_self) return g;
     if (x != T(0)) return static_cast<T>(g * static_cast<T>(r / x));
-    return c > 0 ? static_cast<T>(g * prod_at_zero(st.zeros[b], st.prod[b], st.zsum[b], x))
-                 : g;  // self alone, a zero: the product of nothing else, 1
+    return static_cast<T>(g * prod_at_zero(st.zeros[b], st.prod[b], st.zsum[b], x));
   } else {  // Sum
     return g;
   }
@@ -145,7 +156,7 @@ T src_grad_at(const Stats<T>& st, int64_t b, T g, T r, T v, T n) {
   if constexpr (kR == Reduce::Mean) {
     return static_cast<T>(g / n);
   } else if constexpr (kR == Reduce::Amax || kR == Reduce::Amin) {
-    return static_cast<T>(static_cast<T>(g / st.ties[b]) * (v == r ? T(1) : T(0)));
+    return static_cast<T>(static_cast<T>(g / static_cast<T>(st.ties[b])) * one_if<T>(v == r));
   } else if constexpr (kR == Reduce::Prod) {
     if (v != T(0)) return static_cast<T>(g * static_cast<T>(r / v));
     return static_cast<T>(g * prod_at_zero(st.zeros[b], st.prod[b], st.zsum[b], v));
@@ -176,11 +187,11 @@ decltype(auto) visit_grad_reduce(Reduce reduce, Fn&& fn) {
 
 enum { INDEX, SRC, GRAD, RESULT, SELF, STATS, GRAD_SRC };  // the walk's tensors, in add order
 
-// Counts and statistics of the slots one task owns, entries in index order (as the forward).
-// Everything by value, so the loop keeps it in registers. False if an index was out of range.
-template <Reduce kR, typename T, typename I>
-bool stats_task(const Span& sp, const I* ix, const T* s, const T* r, const T* x, Stats<T> st,
-                int64_t slots, bool include_self) {
+// The entries of one task added to the statistics of the slots it owns: counts (kCount) and the
+// reduce's own (kStats), in index order as the forward. Everything comes in by value, so the loop
+// keeps it in registers. False if an index value was out of range.
+template <Reduce kR, bool kCount, bool kStats, typename T, typename I>
+bool stats_task(const Span& sp, const I* ix, const T* s, const T* r, Stats<T> st, int64_t slots) {
   bool ok = true;
   for_entries(sp, [&](const Line& l, int64_t k) {
     const int64_t slot = ix[l.at(INDEX, k)];
@@ -189,19 +200,87 @@ bool stats_task(const Span& sp, const I* ix, const T* s, const T* r, const T* x,
       return;
     }
     const int64_t b = l.at(STATS, slot);
-    const T rv = r[l.at(RESULT, slot)];
-    if (st.count[b]++ == 0) st.template start<kR>(b, x[l.at(SELF, slot)], rv, include_self);
-    st.template add<kR>(b, s[l.at(SRC, k)], rv);
+    if constexpr (kCount) ++st.count[b];
+    if constexpr (kStats) st.template add<kR>(b, s[l.at(SRC, k)], r[l.at(RESULT, slot)]);
   });
+  return ok;
+}
+
+// src's gradient along one line (one inner position, g_src stepping by 1), in chunks: the slot
+// values the entries read are gathered first (loads at random slots), then the gradients are
+// computed in a loop the compiler vectorises (four divisions per instruction instead of one).
+// Not for prod with zero statistics (the per-entry path below handles those). mean, amax/amin:
+// when the line has at least as many entries as slots, each slot's share of its grad (grad / n,
+// grad / ties: the composed formula's self-shaped `g`) is computed once, into `share`, and the
+// entries read it (no division per entry).
+template <Reduce kR, typename T, typename I>
+bool src_grad_line(const Line& l, int64_t length, const I* ix, const T* s, const T* g, const T* r,
+                   Stats<T> st, T* share, T* out, int64_t slots, int extra) {
+  constexpr int64_t kChunk = 256;
+  constexpr bool kShared = kR == Reduce::Mean || kR == Reduce::Amax || kR == Reduce::Amin;
+  T gv[kChunk], rv[kChunk], sv[kChunk], dv[kChunk];  // grad, result, src; divisor, ties or share
+  bool ok = true;
+  T* o = out + l.off[GRAD_SRC];
+  const bool shared = kShared && share && length >= slots;
+  if (shared) {
+    for (int64_t slot = 0; slot < slots; ++slot) {
+      const int64_t b = l.at(STATS, slot);
+      int64_t d = 1;
+      if constexpr (kR == Reduce::Mean) d = std::max<int64_t>(1, st.count[b] + extra);
+      if constexpr (kR == Reduce::Amax || kR == Reduce::Amin) d = st.ties[b];
+      share[b] = static_cast<T>(g[l.at(GRAD, slot)] / static_cast<T>(d));
+    }
+  }
+  for (int64_t k0 = 0; k0 < length; k0 += kChunk) {
+    const int64_t m = std::min(kChunk, length - k0);
+    for (int64_t i = 0; i < m; ++i) {
+      int64_t slot = ix[l.at(INDEX, k0 + i)];
+      if (!IndexGuard::in_range(slot, slots)) {  // reported by the caller; read slot 0 instead
+        ok = false;
+        slot = 0;
+      }
+      if (kR != Reduce::Mean) {  // mean's gradient reads neither
+        rv[i] = r[l.at(RESULT, slot)];
+        sv[i] = s[l.at(SRC, k0 + i)];
+      }
+      if (shared) {
+        dv[i] = share[l.at(STATS, slot)];
+        continue;
+      }
+      gv[i] = g[l.at(GRAD, slot)];
+      if constexpr (kR == Reduce::Mean) dv[i] = static_cast<T>(st.count[l.at(STATS, slot)] + extra);
+      if constexpr (kR == Reduce::Amax || kR == Reduce::Amin)
+        dv[i] = static_cast<T>(st.ties[l.at(STATS, slot)]);
+    }
+    T* __restrict dst = o + k0;
+    if (shared) {
+      for (int64_t i = 0; i < m; ++i)
+        dst[i] = kR == Reduce::Mean ? dv[i] : static_cast<T>(dv[i] * one_if<T>(sv[i] == rv[i]));
+      continue;
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      if constexpr (kR == Reduce::Mean)
+        dst[i] = static_cast<T>(gv[i] / dv[i]);
+      else if constexpr (kR == Reduce::Amax || kR == Reduce::Amin)
+        dst[i] = static_cast<T>(static_cast<T>(gv[i] / dv[i]) * one_if<T>(sv[i] == rv[i]));
+      else if constexpr (kR == Reduce::Prod)
+        dst[i] = static_cast<T>(gv[i] * static_cast<T>(rv[i] / sv[i]));
+      else
+        dst[i] = gv[i];
+    }
+  }
   return ok;
 }
 
 // src's gradient for the entries of one task (after stats_task on the same task).
 template <Reduce kR, typename T, typename I>
 bool src_grad_task(const Span& sp, const I* ix, const T* s, const T* g, const T* r, Stats<T> st,
-                   T* out, int64_t slots, bool include_self) {
-  bool ok = true;
+                   T* share, T* out, int64_t slots, bool include_self) {
   const int extra = include_self ? 1 : 0;
+  if (slots == 0) return sp.length == 0;  // every entry out of range
+  if (sp.width == 1 && sp.first.step[GRAD_SRC] == 1 && (kR != Reduce::Prod || !st.zeros))
+    return src_grad_line<kR>(sp.first, sp.length, ix, s, g, r, st, share, out, slots, extra);
+  bool ok = true;
   for_entries(sp, [&](const Line& l, int64_t k) {
     const int64_t slot = ix[l.at(INDEX, k)];
     if (!IndexGuard::in_range(slot, slots)) {
@@ -216,10 +295,35 @@ bool src_grad_task(const Span& sp, const I* ix, const T* s, const T* g, const T*
   return ok;
 }
 
+// Calls fn(std::bool_constant<a>, std::bool_constant<b>).
+template <typename Fn>
+decltype(auto) visit_flags(bool a, bool b, Fn&& fn) {
+  if (a && b) return fn(std::true_type{}, std::true_type{});
+  if (a) return fn(std::true_type{}, std::false_type{});
+  if (b) return fn(std::false_type{}, std::true_type{});
+  return fn(std::false_type{}, std::false_type{});
+}
+
 template <Reduce kR, typename T, typename I>
 Tensor scatter_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& index,
                            const Tensor& src, bool include_self, const Tensor& result,
                            bool want_self, IndexGuard& guard) {
+  constexpr bool kTies = kR == Reduce::Amax || kR == Reduce::Amin;
+  const Flat<T> gf = flat_of<T>(grad), rf = flat_of<T>(result), xf = flat_of<T>(self);
+  const int64_t numel = self.numel();
+  // prod: zero statistics only where a result may hide a zero (usually nowhere)
+  bool suspect = false;
+  if constexpr (kR == Reduce::Prod)
+    for (int64_t e = 0; e < numel && !suspect; ++e) suspect = may_hold_zero(rf[e]);
+  const bool count = kR == Reduce::Mean || (want_self && !include_self);
+  const bool stats = (kTies && (include_self || !want_self)) || suspect;
+  SlotStats<T> slot_stats(stats ? numel : 0, kR, false);
+  if (count) slot_stats.count = tg::zeros({numel}, kInt32);
+  const Stats<T> st = slot_stats.view();
+  if (stats)
+    parallel_for(0, numel, kElementwiseGrain, [&](int64_t first, int64_t last) {
+      for (int64_t e = first; e < last; ++e) st.template start<kR>(e, xf[e], rf[e], include_self);
+    });
   // src's gradient: entries outside index's extent (src larger than index) get 0
   Tensor g_src;
   if (!want_self)
@@ -230,30 +334,31 @@ Tensor scatter_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim, 
   w.add_dense(self.shape());
   if (!want_self) w.add(g_src);
   const I* ix = index.data<I>();
-  const T *s = src.data<T>(), *g = grad.data<T>(), *r = result.data<T>(), *x = self.data<T>();
+  const T *s = src.data<T>(), *g = grad.data<T>(), *r = result.data<T>();
   const int64_t slots = self.size(dim);
-  SlotStats<T> stats(self.numel(), kR, true);
-  const Stats<T> st = stats.view();
-  if (want_self) {
-    for_each_task(w, 6, [&](const Span& sp) {
-      if (!stats_task<kR>(sp, ix, s, r, x, st, slots, include_self)) guard.flag();
+  T* o = want_self ? nullptr : g_src.data<T>();
+  // mean, amax/amin: room for each slot's share of its grad (see src_grad_line)
+  const bool shares = !want_self && (kR == Reduce::Mean || kTies);
+  const Tensor share_buffer = shares ? empty({numel}, dtype_of<T>()) : Tensor();
+  T* share = share_buffer.defined() ? share_buffer.data<T>() : nullptr;
+  visit_flags(count, stats, [&](auto kCount, auto kStats) {
+    for_each_task(w, [&](const Span& sp) {
+      bool ok = true;
+      if (kCount || kStats) ok = stats_task<kR, kCount, kStats>(sp, ix, s, r, st, slots);
+      if (!want_self)
+        ok = src_grad_task<kR>(sp, ix, s, g, r, st, share, o, slots, include_self) && ok;
+      if (!ok) guard.flag();
     });
-    Tensor out = empty(self.shape(), self.dtype(), self.device());
-    const Flat<T> gf = flat_of<T>(grad), rf = flat_of<T>(result), xf = flat_of<T>(self);
-    T* o = out.data<T>();
-    parallel_for(0, self.numel(), kElementwiseGrain, [&](int64_t first, int64_t last) {
-      for (int64_t e = first; e < last; ++e)
-        o[e] = self_grad_at<kR>(st, e, gf[e], rf[e], xf[e], st.count[e], include_self);
-    });
-    return out;
-  }
-  T* o = g_src.data<T>();
-  for_each_task(w, 7, [&](const Span& sp) {
-    bool ok = kR == Reduce::Sum || stats_task<kR>(sp, ix, s, r, x, st, slots, include_self);
-    ok = src_grad_task<kR>(sp, ix, s, g, r, st, o, slots, include_self) && ok;
-    if (!ok) guard.flag();
   });
-  return g_src;
+  if (!want_self) return g_src;
+  Tensor out = empty(self.shape(), self.dtype(), self.device());
+  T* so = out.data<T>();
+  const int32_t* c = st.count;
+  parallel_for(0, numel, kElementwiseGrain, [&](int64_t first, int64_t last) {
+    for (int64_t e = first; e < last; ++e)
+      so[e] = self_grad_at<kR>(st, e, gf[e], rf[e], xf[e], c ? c[e] : 0, include_self);
+  });
+  return out;
 }
 
 // ---- index_reduce: the row form -----------------------------------------------------------------
@@ -267,7 +372,7 @@ Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
   const Dims3 d = dims3(self.shape(), dim);
   const int64_t slots = d.mid, inner = d.inner, n = static_cast<int64_t>(ix.size());
   const Rows<T> g = rows_of<T>(grad, dim);
-  const Tensor rc = result.contiguous(), xc = self.contiguous(), sc = source.contiguous();
+  const Tensor rc = dense(result), xc = dense(self), sc = dense(source);
   const T *r = rc.data<T>(), *x = xc.data<T>(), *s = sc.data<T>();
   std::vector<int64_t> count(static_cast<size_t>(slots), 0);  // the same for every column
   for (int64_t slot : ix) ++count[static_cast<size_t>(slot)];
@@ -286,9 +391,8 @@ Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
   }
   if ((kTies && (include_self || !want_self)) || kR == Reduce::Prod) {
     for_each_column_block(d.outer, inner, n + slots, [&](int64_t o, int64_t j0, int64_t j1) {
-      for (int64_t slot = 0; slot < slots; ++slot) {
+      for (int64_t slot = 0; slot < slots; ++slot) {  // self's share, entries or not
         const int64_t row = o * slots + slot;
-        if (count[static_cast<size_t>(slot)] == 0) continue;
         if (kR == Reduce::Prod && !suspect[static_cast<size_t>(row)]) continue;
         for (int64_t j = j0; j < j1; ++j)
           st.template start<kR>(row * inner + j, x[row * inner + j], r[row * inner + j],
@@ -299,8 +403,8 @@ Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
         const T* __restrict v = s + (o * n + k) * inner;
         const T* __restrict rr = r + row * inner;
         if constexpr (kTies) {
-          T* __restrict t = st.ties + row * inner;
-          for (int64_t j = j0; j < j1; ++j) t[j] += v[j] == rr[j] ? T(1) : T(0);
+          int32_t* __restrict t = st.ties + row * inner;
+          for (int64_t j = j0; j < j1; ++j) t[j] += v[j] == rr[j];
         } else {
           if (!suspect[static_cast<size_t>(row)]) continue;
           for (int64_t j = j0; j < j1; ++j) st.template add<kR>(row * inner + j, v[j], rr[j]);
@@ -308,25 +412,68 @@ Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
       }
     });
   }
+  // mean and amax/amin (with ties): each slot's share of its grad, grad / n or grad / ties, the
+  // composed formula's self-shaped `g`; src entries then read it (no division per entry).
+  const bool shared = kR == Reduce::Mean || (kTies && (include_self || !want_self));
+  Tensor share_buffer = shared ? empty({d.outer * slots * inner}, dtype_of<T>()) : Tensor();
+  T* share = shared ? share_buffer.data<T>() : nullptr;
+  const int extra = include_self ? 1 : 0;
+  if (shared)
+    parallel_for(0, d.outer * slots, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1)),
+                 [&](int64_t first, int64_t last) {
+                   for (int64_t row = first; row < last; ++row) {
+                     const T* __restrict gr = g.row(row / slots, row % slots);
+                     T* __restrict sh = share + row * inner;
+                     if constexpr (kR == Reduce::Mean) {
+                       const int64_t c = count[static_cast<size_t>(row % slots)] + extra;
+                       const T n = static_cast<T>(c == 0 ? 1 : c);
+                       for (int64_t j = 0; j < inner; ++j) sh[j] = static_cast<T>(gr[j] / n);
+                     } else {
+                       const int32_t* __restrict t = st.ties + row * inner;
+                       for (int64_t j = 0; j < inner; ++j)
+                         sh[j] = static_cast<T>(gr[j] / static_cast<T>(t[j]));
+                     }
+                   }
+                 });
   if (want_self) {
     Tensor out = empty(self.shape(), self.dtype(), self.device());
     T* o = out.data<T>();
-    parallel_for(0, d.outer * slots, std::max<int64_t>(1, kElementwiseGrain / inner),
+    parallel_for(0, d.outer * slots, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1)),
                  [&](int64_t first, int64_t last) {
                    for (int64_t row = first; row < last; ++row) {
-                     const int64_t c = count[static_cast<size_t>(row % slots)];
+                     const int64_t c = count[static_cast<size_t>(row % slots)], b = row * inner;
                      const T* __restrict gr = g.row(row / slots, row % slots);
-                     const int64_t b = row * inner;
-                     for (int64_t j = 0; j < inner; ++j)
-                       o[b + j] = self_grad_at<kR>(st, b + j, gr[j], r[b + j], x[b + j], c,
-                                                   include_self);
+                     const T* __restrict rr = r + b;
+                     const T* __restrict xr = x + b;
+                     T* __restrict dst = o + b;
+                     if (!include_self && c > 0) {  // self left out of a slot that got entries
+                       std::fill_n(dst, inner, T(0));
+                     } else if (kR == Reduce::Mean || (kTies && include_self)) {
+                       const T* __restrict sh = share + b;
+                       for (int64_t j = 0; j < inner; ++j)
+                         dst[j] = kR == Reduce::Mean
+                                      ? sh[j]
+                                      : static_cast<T>(sh[j] * one_if<T>(xr[j] == rr[j]));
+                     } else if (kTies) {  // no entries, self alone: ties = [self == result]
+                       for (int64_t j = 0; j < inner; ++j) {
+                         const T is = one_if<T>(xr[j] == rr[j]);
+                         dst[j] = static_cast<T>(static_cast<T>(gr[j] / is) * is);
+                       }
+                     } else if (kR == Reduce::Prod && include_self &&
+                                !suspect[static_cast<size_t>(row)]) {
+                       for (int64_t j = 0; j < inner; ++j)
+                         dst[j] = static_cast<T>(gr[j] * static_cast<T>(rr[j] / xr[j]));
+                     } else {
+                       for (int64_t j = 0; j < inner; ++j)
+                         dst[j] = self_grad_at<kR>(st, b + j, gr[j], rr[j], xr[j], c, include_self);
+                     }
                    }
                  });
     return out;
   }
   Tensor out = empty(source.shape(), source.dtype(), source.device());
   T* o = out.data<T>();
-  parallel_for(0, d.outer * n, std::max<int64_t>(1, kElementwiseGrain / inner),
+  parallel_for(0, d.outer * n, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1)),
                [&](int64_t first, int64_t last) {
                  for (int64_t row = first; row < last; ++row) {
                    const int64_t outer = row / n, slot = ix[static_cast<size_t>(row % n)];
@@ -334,16 +481,21 @@ Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
                    const T* __restrict gr = g.row(outer, slot);
                    const T* __restrict rr = r + b;
                    const T* __restrict v = s + row * inner;
-                   T* __restrict out_row = o + row * inner;
-                   const T c = static_cast<T>(count[static_cast<size_t>(slot)] +
-                                              (include_self ? 1 : 0));
-                   if (kR == Reduce::Prod && !suspect[static_cast<size_t>(outer * slots + slot)]) {
+                   T* __restrict dst = o + row * inner;
+                   if constexpr (kR == Reduce::Mean) {
+                     std::copy_n(share + b, inner, dst);
+                   } else if constexpr (kTies) {
+                     const T* __restrict sh = share + b;
+                     for (int64_t j = 0; j < inner; ++j)
+                       dst[j] = static_cast<T>(sh[j] * one_if<T>(v[j] == rr[j]));
+                   } else if (kR == Reduce::Prod &&
+                              !suspect[static_cast<size_t>(outer * slots + slot)]) {
                      // no zero in this row of slots: every contributor is nonzero
                      for (int64_t j = 0; j < inner; ++j)
-                       out_row[j] = static_cast<T>(gr[j] * static_cast<T>(rr[j] / v[j]));
+                       dst[j] = static_cast<T>(gr[j] * static_cast<T>(rr[j] / v[j]));
                    } else {
                      for (int64_t j = 0; j < inner; ++j)
-                       out_row[j] = src_grad_at<kR>(st, b + j, gr[j], rr[j], v[j], c);
+                       dst[j] = src_grad_at<kR>(st, b + j, gr[j], rr[j], v[j], T(1));
                    }
                  }
                });
@@ -444,8 +596,8 @@ Tensor index_select_backward(const Tensor& grad_output, IntArrayRef self_shape, 
   Shape expected = out.shape();
   expected[d] = index.numel();
   TG_CHECK(grad1.shape() == expected, ValueError, op, "grad_output has shape ", grad_output.shape(),
-           ", expected ", expected, " (self's shape with index's ", index.numel(), " entries at dim ",
-           d, ")");
+           ", expected ", expected, " (self's shape with index's ", index.numel(),
+           " entries at dim ", d, ")");
   if (index.numel() > 0) scatter_rows_into(out, d, index, grad1, Reduce::Sum, true);
   return shape.empty() ? out.reshape({}) : out;
 }

@@ -1,6 +1,10 @@
 // The forward kernels of the index/scatter engine (see scatter_engine.h for the two layouts).
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/factories.h>
 
@@ -12,18 +16,23 @@ namespace tg::cpu::scatter_engine {
 
 Walk::Walk(const Shape& shape, int64_t dim) : shape_(shape), dim_(dim), length_(shape[dim]) {
   for (int64_t k = 0; k < dim; ++k) outer_ *= shape[k];
-  for (int64_t k = dim + 1; k < static_cast<int64_t>(shape.size()); ++k) inner_ *= shape[k];
+  for (int64_t k = dim + 1; k < static_cast<int64_t>(shape.size()); ++k) {
+    inner_ *= shape[k];
+    if (shape[k] != 1) long_inner_.push_back(k);  // size-1 dims have no say in strides
+  }
 }
 
-int Walk::add(const Tensor& t) {
-  strides_[count_] = t.strides();
-  along_[count_] = t.stride(dim_);
-  return count_++;
-}
+int Walk::add(const Tensor& t) { return add_strides(t.strides()); }
 
-int Walk::add_dense(const Shape& shape) {
-  strides_[count_] = contiguous_strides(shape);
-  along_[count_] = strides_[count_][dim_];
+int Walk::add_dense(const Shape& shape) { return add_strides(contiguous_strides(shape)); }
+
+int Walk::add_strides(const Shape& strides) {
+  strides_[count_] = strides;
+  along_[count_] = strides[dim_];
+  inner_step_[count_] = long_inner_.empty() ? 0 : strides[long_inner_.back()];
+  for (size_t i = 0; i + 1 < long_inner_.size(); ++i)  // the dims after dim collapse?
+    if (strides[long_inner_[i]] != strides[long_inner_[i + 1]] * shape_[long_inner_[i + 1]])
+      collapses_ = false;
   return count_++;
 }
 
@@ -63,6 +72,32 @@ std::vector<int64_t> index_values(const Tensor& index) {
     for (size_t k = 0; k < values.size(); ++k) values[k] = p[k];
   });
   return values;
+}
+
+// ---- non-temporal stores ------------------------------------------------------------------------
+
+void stream_copy(void* dst, const void* src, size_t bytes) {
+#if defined(__SSE2__)
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  const size_t head = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16);
+  std::memcpy(d, s, head);
+  d += head;
+  s += head;
+  bytes -= head;
+  for (; bytes >= 16; bytes -= 16, d += 16, s += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+  std::memcpy(d, s, bytes);
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+void stream_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 namespace {
@@ -108,7 +143,7 @@ void scatter_walk(const Tensor& out, int64_t dim, const Tensor& index, const Ten
   const int64_t slots = out.size(dim);
   const T start = identity<T>(reduce);
   if (reduce != Reduce::Mean && include_self) {  // one pass, nothing to count
-    for_each_task(w, 3, [&](const Span& sp) {
+    for_each_task(w, [&](const Span& sp) {
       if (!scatter_task<false>(sp, o, ix, s, nullptr, slots, start, true, op)) guard.flag();
     });
     return;
@@ -116,7 +151,7 @@ void scatter_walk(const Tensor& out, int64_t dim, const Tensor& index, const Ten
   // Entries per slot (out's shape); then the means are divided, one pass over out.
   const Tensor count = zeros({out.numel()}, kInt32);  // a tensor: reused memory, no page faults
   int32_t* n = count.data<int32_t>();
-  for_each_task(w, 4, [&](const Span& sp) {
+  for_each_task(w, [&](const Span& sp) {
     if (!scatter_task<true>(sp, o, ix, s, n, slots, start, include_self, op)) guard.flag();
   });
   if (reduce != Reduce::Mean) return;
@@ -144,7 +179,10 @@ void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_
       for (int64_t slot = 0; slot < slots; ++slot)
         if (count[static_cast<size_t>(slot)] > 0)
           std::fill(ob + slot * inner + j0, ob + slot * inner + j1, start);
+    constexpr int64_t kAhead = 4;
     for (int64_t k = 0; k < n; ++k) {
+      if (k + kAhead < n)  // rows go to random slots
+        prefetch_row<1>(ob + ix[static_cast<size_t>(k + kAhead)] * inner + j0, j1 - j0);
       T* __restrict orow = ob + ix[static_cast<size_t>(k)] * inner;
       const T* __restrict srow = src.row(b, k);
       for (int64_t j = j0; j < j1; ++j) orow[j] = op(orow[j], srow[j]);
@@ -161,16 +199,44 @@ void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_
 
 // ---- gather -------------------------------------------------------------------------------------
 
-// dst[j] = src[j * stride] for j in [0, n): a memcpy, a fill, or a strided loop.
+// dst[j] = src[j * stride] for j in [0, n): a memcpy, a fill, or a strided loop. stream: write
+// with non-temporal stores (memcpy and fill; the caller calls stream_fence() when done).
 template <typename T>
-void copy_run(T* dst, const T* src, int64_t n, int64_t stride) {
+void copy_run(T* dst, const T* src, int64_t n, int64_t stride, bool stream = false) {
   if (stride == 1) {
-    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
+    if (stream)
+      stream_copy(dst, src, static_cast<size_t>(n) * sizeof(T));
+    else
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
   } else if (stride == 0) {
-    std::fill_n(dst, n, *src);
+    if (stream && n >= 64) {  // fill one 64-value block, then stream copies of it
+      T block[64];
+      std::fill_n(block, 64, *src);
+      int64_t j = 0;
+      for (; j + 64 <= n; j += 64) stream_copy(dst + j, block, sizeof(block));
+      std::fill_n(dst + j, n - j, *src);
+    } else {
+      std::fill_n(dst, n, *src);
+    }
   } else {
     for (int64_t j = 0; j < n; ++j) dst[j] = src[j * stride];
   }
+}
+
+// One row of a gather: out[j] = x[index[j] * x_dim + j * x_step]. By value, so the loop keeps
+// everything in registers. An out-of-range value reads slot 0 instead (the caller raises and
+// drops the result; slots > 0), so the loop has no branch. False if one was out of range.
+template <typename T, typename I>
+bool gather_row(T* out, const T* x, int64_t x_dim, int64_t x_step, const I* ix, int64_t ix_step,
+                int64_t width, int64_t slots) {
+  bool ok = true;
+  for (int64_t j = 0; j < width; ++j) {
+    const int64_t v = ix[j * ix_step];
+    const bool in = IndexGuard::in_range(v, slots);
+    ok &= in;
+    out[j] = x[(in ? v : 0) * x_dim + j * x_step];
+  }
+  return ok;
 }
 
 // Rows of the index (every dim but the last) in parallel; along each row a tight loop over the
@@ -186,6 +252,11 @@ void gather_typed(const Tensor& result, const Tensor& self, int64_t dim, const T
   T* res = result.data<T>();
   const I* ix = index.data<I>();
   const T* x = self.data<T>();
+  const bool stream = result.numel() * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
+  if (slots == 0) {  // every index value is out of range
+    guard.flag();
+    return;
+  }
   parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(width, 1)),
                [&](int64_t first, int64_t end) {
                  bool bad = false;
@@ -202,20 +273,15 @@ void gather_typed(const Tensor& result, const Tensor& self, int64_t dim, const T
                    if (index_last == 0 && dim != last) {  // one index value per row (index_select)
                      const int64_t v = irow[0];
                      if (IndexGuard::in_range(v, slots))
-                       copy_run(out, x + so + v * self_dim, width, self_last);
+                       copy_run(out, x + so + v * self_dim, width, self_last, stream);
                      else
                        bad = true;
                      continue;
                    }
-                   const T* base = x + so;
                    const int64_t step = dim == last ? 0 : self_last;
-                   for (int64_t j = 0; j < width; ++j) {
-                     const int64_t v = irow[j * index_last];
-                     const bool ok = IndexGuard::in_range(v, slots);
-                     bad |= !ok;
-                     out[j] = ok ? base[v * self_dim + j * step] : T(0);
-                   }
+                   bad |= !gather_row(out, x + so, self_dim, step, irow, index_last, width, slots);
                  }
+                 if (stream) stream_fence();
                  if (bad) guard.flag();
                });
 }
@@ -304,9 +370,39 @@ Tensor expand_index(const Tensor& index, const Shape& shape, int64_t dim) {
 
 Tensor fresh_copy(const Tensor& t) {
   Tensor out = empty(t.shape(), t.dtype(), t.device());
-  copy_data(out, t);
+  if (t.numel() == 0) return out;
+  visit_dtype("copy", t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = t.data<T>();
+    T* dst = out.data<T>();
+    if (t.is_contiguous()) {  // in parallel chunks, so two threads copy twice as fast
+      parallel_for(0, t.numel(), 8 * kElementwiseGrain, [&](int64_t first, int64_t last) {
+        std::memcpy(dst + first, src + first, static_cast<size_t>(last - first) * sizeof(T));
+      });
+      return;
+    }
+    // Row by row (every dim but the last), each row a memcpy, a fill or a strided loop: an
+    // expanded or transposed tensor copies at memory speed (core copy_data visits it element
+    // by element).
+    const Shape& shape = t.shape();
+    const int64_t nd = t.dim(), width = nd == 0 ? 1 : shape[nd - 1];
+    const int64_t step = nd == 0 ? 1 : t.stride(nd - 1), rows = t.numel() / width;
+    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / width),
+                 [&](int64_t first, int64_t last) {
+                   for (int64_t row = first; row < last; ++row) {
+                     int64_t offset = 0, rest = row;
+                     for (int64_t k = nd - 2; k >= 0; --k) {
+                       offset += (rest % shape[k]) * t.stride(k);
+                       rest /= shape[k];
+                     }
+                     copy_run(dst + row * width, src + offset, width, step);
+                   }
+                 });
+  });
   return out;
 }
+
+Tensor dense(const Tensor& t) { return t.is_contiguous() ? t : fresh_copy(t); }
 
 Tensor as_1d(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }
 

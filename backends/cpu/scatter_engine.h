@@ -76,7 +76,7 @@ void scatter_into(const char* op, const Tensor& out, int64_t dim, const Tensor& 
                   const Tensor& src, Reduce reduce, bool include_self);
 
 // The index ops: out contiguous [outer, slots, inner]; index 0-d or 1-d with n entries; src of
-// out's shape with n at dim (any strides: made contiguous first). Row k of src goes to row
+// out's shape with n at dim (any strides: read through rows_of). Row k of src goes to row
 // index[k] of out, scaled by alpha (Sum only).
 void scatter_rows_into(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
                        Reduce reduce, bool include_self, const Scalar& alpha = 1);
@@ -89,8 +89,18 @@ Tensor gather_from(const char* op, const Tensor& self, int64_t dim, const Tensor
 // index (0-d or 1-d, n entries) viewed with `shape` (n at dim): entry k at position k of dim.
 Tensor expand_index(const Tensor& index, const Shape& shape, int64_t dim);
 
-// A fresh contiguous copy of t (the result the scatter ops write into).
+// A fresh contiguous copy of t (the result the scatter ops write into), row by row: an expanded
+// or transposed t copies at memory speed.
 Tensor fresh_copy(const Tensor& t);
+// t itself when contiguous, else fresh_copy(t).
+Tensor dense(const Tensor& t);
+
+// Results at least this large are written with non-temporal stores: they bypass the cache, which
+// such a result would only flush, and skip the read a plain store makes of each line first.
+inline constexpr int64_t kStreamBytes = int64_t{8} << 20;
+// memcpy with non-temporal stores; stream_fence() after the last one, before the data is shared.
+void stream_copy(void* dst, const void* src, size_t bytes);
+void stream_fence();
 
 // A 0-d tensor seen as [1] (so dim 0 / -1 work on 0-d tensors, as in PyTorch); others unchanged.
 Tensor as_1d(const Tensor& t);
@@ -110,6 +120,7 @@ decltype(auto) visit_index(const Tensor& index, Fn&& fn) {
 class Walk {
  public:
   static constexpr int kMaxTensors = 8;
+  // shape: the index's.
   Walk(const Shape& shape, int64_t dim);
   // Registers a tensor (its strides over the index's dims); returns its number.
   int add(const Tensor& t);
@@ -122,53 +133,76 @@ class Walk {
   int64_t length() const { return length_; }
   int64_t inner() const { return inner_; }
   int64_t along(int t) const { return along_[t]; }
+  int count() const { return count_; }  // tensors registered
   // Offset of tensor t at outer position o (dims before dim) / inner position i (dims after).
   int64_t outer_offset(int t, int64_t o) const;
   int64_t inner_offset(int t, int64_t i) const;
+  // Whether the dims after dim collapse into one stride per tensor (inner_step), for all tensors.
+  bool inner_collapses() const { return collapses_; }
+  int64_t inner_step(int t) const { return inner_step_[t]; }
 
  private:
+  int add_strides(const Shape& strides);
   Shape shape_;
   int64_t dim_, outer_ = 1, length_, inner_ = 1;
+  std::vector<int64_t> long_inner_;  // the dims after dim with more than one position
+  bool collapses_ = true;
   int count_ = 0;
   Shape strides_[kMaxTensors];
-  int64_t along_[kMaxTensors] = {};
+  int64_t along_[kMaxTensors] = {}, inner_step_[kMaxTensors] = {};
 };
 
 // One line of entries (one inner position of a task): entry k of tensor t sits at
 // at(t, k) = off[t] + k * step[t]; for a slot tensor, k is the slot (an index value).
 struct Line {
-  int64_t off[Walk::kMaxTensors];
-  int64_t step[Walk::kMaxTensors];
+  int64_t off[Walk::kMaxTensors] = {};
+  int64_t step[Walk::kMaxTensors] = {};
   int64_t at(int t, int64_t k) const { return off[t] + k * step[t]; }
 };
 
-// The entries of one task: an outer position and `width` consecutive inner positions, one Line
-// each. Kernels number their tensors with constants (enum { OUT, INDEX, ... }), so after
-// inlining a line's offsets and steps live in registers.
+// The entries of one task: an outer position and `width` consecutive inner positions. Inner
+// position r of tensor t sits at first.off[t] + r * inner_step[t] when the dims after dim collapse
+// into one stride for every tensor (2-d tensors, contiguous ones); otherwise at lines[r].
+// Kernels number their tensors with constants (enum { OUT, INDEX, ... }), so after inlining a
+// line's offsets and steps live in registers.
 struct Span {
-  std::vector<Line> lines;
   int64_t length = 0;  // entries per line (the index's size at dim)
+  int64_t width = 0;   // inner positions
+  bool collapsed = false;
+  Line first;                                  // the line of inner position 0
+  int64_t inner_step[Walk::kMaxTensors] = {};  // collapsed: offset step per inner position
+  std::vector<Line> lines;                     // not collapsed: one line per inner position
 };
 
 // Runs task(span) over every (outer position, block of inner positions), in parallel when large.
+// A block is a whole row of inner positions (the index and src are then read in order), split
+// evenly between the threads when there are fewer outer positions than threads.
 template <typename Fn>
-void for_each_task(const Walk& w, int tensors, Fn&& task) {
+void for_each_task(const Walk& w, Fn&& task) {
   if (w.shape().numel() == 0) return;
-  const int64_t block = std::min<int64_t>(w.inner(), 256);
+  const int64_t threads = get_num_threads();
+  int64_t block = w.inner();
+  if (w.outer() < threads && w.inner() >= 64 * threads) block = (w.inner() + threads - 1) / threads;
   const int64_t blocks = (w.inner() + block - 1) / block;
   const int64_t per_task = w.length() * block;
+  const bool collapsed = w.inner_collapses();
   parallel_for(0, w.outer() * blocks, std::max<int64_t>(1, kElementwiseGrain / per_task),
                [&](int64_t first, int64_t last) {
                  Span s;
                  s.length = w.length();
+                 s.collapsed = collapsed;
                  for (int64_t t = first; t < last; ++t) {
                    const int64_t o = t / blocks, i0 = (t % blocks) * block;
-                   s.lines.resize(static_cast<size_t>(std::min(block, w.inner() - i0)));
-                   for (int x = 0; x < tensors; ++x) {
+                   s.width = std::min(block, w.inner() - i0);
+                   if (!collapsed) s.lines.resize(static_cast<size_t>(s.width));
+                   for (int x = 0; x < w.count(); ++x) {
                      const int64_t base = w.outer_offset(x, o);
-                     for (size_t r = 0; r < s.lines.size(); ++r) {
-                       s.lines[r].off[x] = base + w.inner_offset(x, i0 + static_cast<int64_t>(r));
-                       s.lines[r].step[x] = w.along(x);
+                     s.first.off[x] = base + w.inner_offset(x, i0);
+                     s.first.step[x] = w.along(x);
+                     s.inner_step[x] = w.inner_step(x);
+                     for (int64_t r = 0; !collapsed && r < s.width; ++r) {
+                       s.lines[static_cast<size_t>(r)].off[x] = base + w.inner_offset(x, i0 + r);
+                       s.lines[static_cast<size_t>(r)].step[x] = w.along(x);
                      }
                    }
                    task(static_cast<const Span&>(s));
@@ -180,13 +214,23 @@ void for_each_task(const Walk& w, int tensors, Fn&& task) {
 // never share a slot).
 template <typename Fn>
 inline void for_entries(const Span& s, Fn&& fn) {
-  if (s.lines.size() == 1) {
-    const Line line = s.lines[0];  // a local copy: its fields stay in registers
-    for (int64_t k = 0; k < s.length; ++k) fn(line, k);
-    return;
+  const Line first = s.first;  // a local copy: its fields stay in registers
+  if (s.width == 1) {
+    for (int64_t k = 0; k < s.length; ++k) fn(static_cast<const Line&>(first), k);
+  } else if (s.collapsed) {
+    int64_t step[Walk::kMaxTensors];
+    for (int t = 0; t < Walk::kMaxTensors; ++t) step[t] = s.inner_step[t];
+    for (int64_t k = 0; k < s.length; ++k) {
+      Line line = first;
+      for (int64_t r = 0; r < s.width; ++r) {
+        fn(static_cast<const Line&>(line), k);
+        for (int t = 0; t < Walk::kMaxTensors; ++t) line.off[t] += step[t];
+      }
+    }
+  } else {
+    for (int64_t k = 0; k < s.length; ++k)
+      for (const Line& line : s.lines) fn(line, k);
   }
-  for (int64_t k = 0; k < s.length; ++k)
-    for (const Line& line : s.lines) fn(line, k);
 }
 
 // ---- the row form -------------------------------------------------------------------------------
@@ -219,7 +263,7 @@ Rows<T> rows_of(const Tensor& t, int64_t dim) {
     rows.keep = empty({d.inner}, t.dtype(), t.device());
     std::fill_n(rows.keep.template data<T>(), d.inner, *t.template data<T>());
   } else {
-    rows.keep = t.contiguous();
+    rows.keep = dense(t);
     rows.outer_stride = d.mid * d.inner;
     rows.mid_stride = d.inner;
   }
@@ -240,7 +284,7 @@ void for_each_column_block(int64_t outer, int64_t inner, int64_t work, Fn&& task
     block = std::min(inner, std::max<int64_t>(64, (block + 15) / 16 * 16));
   }
   const int64_t blocks = (inner + block - 1) / block;
-  parallel_for(0, outer * blocks, std::max<int64_t>(1, kElementwiseGrain / (block * work)),
+  parallel_for(0, outer * blocks, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(block * work, 1)),
                [&](int64_t first, int64_t last) {
                  for (int64_t t = first; t < last; ++t) {
                    const int64_t j0 = (t % blocks) * block;
@@ -249,10 +293,20 @@ void for_each_column_block(int64_t outer, int64_t inner, int64_t work, Fn&& task
                });
 }
 
+// Starts fetching the first lines (up to 512 bytes) of row[0, n): loops over rows picked at random
+// call it a few rows ahead, so the row is on its way when they reach it. kWrite: 1 for a row the
+// loop will write.
+template <int kWrite, typename T>
+inline void prefetch_row(const T* row, int64_t n) {
+  constexpr int64_t kLine = 64 / static_cast<int64_t>(sizeof(T));
+  for (int64_t j = 0; j < std::min<int64_t>(n, 8 * kLine); j += kLine)
+    __builtin_prefetch(row + j, kWrite);
+}
+
 // The index values of a 0-d or 1-d index as int64 (index ops: a few thousand entries at most).
 std::vector<int64_t> index_values(const Tensor& index);
 
-// ---- the reductions ------------------------------------------------------------------------------
+// ---- the reductions -----------------------------------------------------------------------------
 
 // The value a slot starts from when include_self is false.
 template <typename T>
@@ -271,9 +325,9 @@ T identity(Reduce reduce) {
   }
 }
 
-// One slot combined with one value. NaN wins amax/amin, as in PyTorch. Written as selects (no
-// short-circuit ||, which compiles to a branch that a random comparison mispredicts half the
-// time), so the row loops vectorise.
+// One slot combined with one value. NaN wins amax/amin, as in PyTorch. amax/amin take the larger
+// value with a select (maxss), not `v > s || v != v`: that compiles to a branch on a random
+// comparison, mispredicted half the time.
 template <typename T>
 struct AssignOp {
   T operator()(T, T v) const { return v; }
@@ -294,8 +348,10 @@ struct ProdOp {
 template <typename T>
 struct AmaxOp {
   T operator()(T s, T v) const {
-    const T m = v > s ? v : s;  // maxss (a NaN slot stays)
-    return v != v ? v : m;      // a NaN value wins
+    // maxss (a NaN slot stays); then a NaN value wins: a branch that is never taken, cheaper
+    // than a select, which would lengthen each slot's read-modify-write chain
+    const T m = v > s ? v : s;
+    return v != v ? v : m;
   }
 };
 template <typename T>

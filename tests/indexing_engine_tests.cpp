@@ -1,0 +1,317 @@
+// The CPU index/scatter engine against a naive reference, on shapes that reach its every path:
+// 1-d to 4-d, every dim (negative too), an index smaller than self and src, transposed inputs,
+// int32 indices, every reduce with include_self on and off, values drawn from a small pool (ties,
+// zeros, duplicates). The reference walks the index's positions in row-major order and applies
+// each entry at once, the definition of the ops; sums see their terms in the same order, so the
+// results must agree exactly. Then the fused backward kernels (a plain backward) against the
+// composed formulas (a create_graph backward) on the same cases.
+#include <doctest/doctest.h>
+#include <tapegrad/tapegrad.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Vec = std::vector<double>;
+using Shape = std::vector<int64_t>;
+
+std::mt19937& rng() {
+  static std::mt19937 g(1234);
+  return g;
+}
+
+int64_t pick(int64_t n) { return std::uniform_int_distribution<int64_t>(0, n - 1)(rng()); }
+
+// Values from a small pool: ties and zeros on purpose.
+tg::Tensor pool_values(const Shape& shape) {
+  static const double pool[] = {-2, -1, -0.5, 0, 0.5, 1, 1.5, 3};
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  Vec v(static_cast<size_t>(n));
+  for (double& x : v) x = pool[pick(8)];
+  return tg::tensor(v).reshape(shape);
+}
+
+tg::Tensor random_index(const Shape& shape, int64_t bound, bool int32) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t& x : v) x = pick(bound);
+  tg::Tensor t = tg::tensor(v);
+  if (n == 0) t = t.to(tg::kInt64);
+  return (int32 ? t.to(tg::kInt32) : t).reshape(shape);
+}
+
+// A copy of t laid out transposed in memory (same shape and values, other strides).
+tg::Tensor transposed_copy(const tg::Tensor& t) {
+  if (t.dim() < 2) return t;
+  return t.transpose(0, t.dim() - 1).contiguous().transpose(0, t.dim() - 1);
+}
+
+Shape strides_of(const Shape& shape) {
+  Shape s(shape.size(), 1);
+  for (int64_t k = static_cast<int64_t>(shape.size()) - 2; k >= 0; --k)
+    s[static_cast<size_t>(k)] = s[static_cast<size_t>(k + 1)] * shape[static_cast<size_t>(k + 1)];
+  return s;
+}
+
+// Calls fn(position) for every position of shape, row-major.
+template <typename Fn>
+void for_positions(const Shape& shape, Fn&& fn) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  Shape p(shape.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i;
+    for (int64_t k = static_cast<int64_t>(shape.size()) - 1; k >= 0; --k) {
+      p[static_cast<size_t>(k)] = rest % shape[static_cast<size_t>(k)];
+      rest /= shape[static_cast<size_t>(k)];
+    }
+    fn(p);
+  }
+}
+
+int64_t offset(const Shape& p, const Shape& strides) {
+  int64_t o = 0;
+  for (size_t k = 0; k < p.size(); ++k) o += p[k] * strides[k];
+  return o;
+}
+
+double combine(const std::string& reduce, double slot, double v) {
+  if (reduce == "assign") return v;
+  if (reduce == "sum" || reduce == "mean") return slot + v;
+  if (reduce == "prod") return slot * v;
+  if (reduce == "amax") return v > slot ? v : slot;
+  return v < slot ? v : slot;  // amin
+}
+
+double start(const std::string& reduce) {
+  if (reduce == "prod") return 1;
+  if (reduce == "amax") return -std::numeric_limits<double>::infinity();
+  if (reduce == "amin") return std::numeric_limits<double>::infinity();
+  return 0;
+}
+
+// The definition: every position p of the index sends src[p] to slot p with p[dim] = index[p].
+// by_row: the index ops (a 1-d index; entry p reads index[p[dim]], src has n at dim).
+Vec reference(const tg::Tensor& self, int64_t dim, const tg::Tensor& index, const tg::Tensor& src,
+              const std::string& reduce, bool include_self, bool by_row) {
+  const Shape self_shape = self.shape().vec(), src_shape = src.shape().vec();
+  const Shape entries = by_row ? src_shape : index.shape().vec();
+  const Vec x = self.to_vector<double>(), s = src.to_vector<double>();
+  const std::vector<int64_t> ix = index.to_vector<int64_t>();
+  const Shape xs = strides_of(self_shape), ss = strides_of(src_shape);
+  const Shape is = strides_of(index.shape().vec());
+  Vec out = x;
+  std::vector<int64_t> count(x.size(), 0);
+  const size_t d = static_cast<size_t>(dim);
+  for_positions(entries, [&](const Shape& p) {
+    Shape q = p;
+    q[d] = by_row ? ix[static_cast<size_t>(p[d])] : ix[static_cast<size_t>(offset(p, is))];
+    double& slot = out[static_cast<size_t>(offset(q, xs))];
+    int64_t& c = count[static_cast<size_t>(offset(q, xs))];
+    if (c++ == 0 && !include_self) slot = start(reduce);
+    slot = combine(reduce, slot, s[static_cast<size_t>(offset(p, ss))]);
+  });
+  if (reduce == "mean")
+    for (size_t e = 0; e < out.size(); ++e)
+      if (count[e] > 0) out[e] /= static_cast<double>(count[e] + (include_self ? 1 : 0));
+  return out;
+}
+
+// A random scatter-form case: self, an index no larger than self off dim, src no smaller than
+// the index; some inputs transposed in memory, some indices int32.
+struct Case {
+  tg::Tensor self, index, src;
+  int64_t dim;
+};
+
+Case scatter_case() {
+  const int64_t nd = 1 + pick(4);
+  Shape self_shape, index_shape, src_shape;
+  for (int64_t k = 0; k < nd; ++k) self_shape.push_back(1 + pick(4));
+  const int64_t dim = pick(nd);
+  for (int64_t k = 0; k < nd; ++k) {
+    const int64_t s = self_shape[static_cast<size_t>(k)];
+    index_shape.push_back(k == dim ? pick(7) : 1 + pick(s));
+    src_shape.push_back(index_shape.back() + pick(2));
+  }
+  Case c{pool_values(self_shape), random_index(index_shape, self_shape[static_cast<size_t>(dim)],
+                                               pick(2) == 0),
+         pool_values(src_shape), dim - (pick(2) == 0 ? nd : 0)};
+  if (pick(3) == 0) c.self = transposed_copy(c.self);
+  if (pick(3) == 0) c.index = transposed_copy(c.index);
+  if (pick(3) == 0) c.src = transposed_copy(c.src);
+  return c;
+}
+
+// The same with a 1-d index along dim and src of self's shape but n at dim (index ops).
+Case index_case() {
+  const int64_t nd = 1 + pick(4);
+  Shape self_shape;
+  for (int64_t k = 0; k < nd; ++k) self_shape.push_back(1 + pick(4));
+  const int64_t dim = pick(nd), n = pick(7);
+  Shape src_shape = self_shape;
+  src_shape[static_cast<size_t>(dim)] = n;
+  Case c{pool_values(self_shape),
+         random_index({n}, self_shape[static_cast<size_t>(dim)], pick(2) == 0),
+         pool_values(src_shape), dim - (pick(2) == 0 ? nd : 0)};
+  if (pick(3) == 0) c.self = transposed_copy(c.self);
+  if (pick(3) == 0) c.src = transposed_copy(c.src);
+  return c;
+}
+
+int64_t wrap(int64_t dim, int64_t nd) { return dim < 0 ? dim + nd : dim; }
+
+const char* kReduces[] = {"sum", "prod", "mean", "amax", "amin"};
+
+}  // namespace
+
+TEST_CASE("scatter engine: every walk-form op matches the definition on random layouts") {
+  for (int trial = 0; trial < 300; ++trial) {
+    const Case c = scatter_case();
+    const int64_t d = wrap(c.dim, c.self.dim());
+    CAPTURE(trial);
+    CAPTURE(c.self.shape());
+    CAPTURE(c.index.shape());
+    CAPTURE(c.src.shape());
+    CAPTURE(c.dim);
+    for (const char* reduce : kReduces) {
+      for (bool include_self : {true, false}) {
+        CAPTURE(reduce);
+        CAPTURE(include_self);
+        const tg::Tensor got =
+            tg::scatter_reduce(c.self, c.dim, c.index, c.src, reduce, include_self);
+        CHECK(got.to_vector<double>() ==
+              reference(c.self, d, c.index, c.src, reduce, include_self, false));
+      }
+    }
+    CHECK(tg::scatter_add(c.self, c.dim, c.index, c.src).to_vector<double>() ==
+          reference(c.self, d, c.index, c.src, "sum", true, false));
+    CHECK(tg::scatter(c.self, c.dim, c.index, c.src).to_vector<double>() ==
+          reference(c.self, d, c.index, c.src, "assign", true, false));
+    // gather is the transpose of scatter: out[p] = self[p with p[dim] = index[p]]
+    const tg::Tensor g = tg::gather(c.self, c.dim, c.index);
+    const Vec x = c.self.to_vector<double>(), gv = g.to_vector<double>();
+    const std::vector<int64_t> ix = c.index.to_vector<int64_t>();
+    const Shape xs = strides_of(c.self.shape().vec()), is = strides_of(c.index.shape().vec());
+    bool same = true;
+    for_positions(c.index.shape().vec(), [&](const Shape& p) {
+      Shape q = p;
+      q[static_cast<size_t>(d)] = ix[static_cast<size_t>(offset(p, is))];
+      const double want = x[static_cast<size_t>(offset(q, xs))];
+      same = same && gv[static_cast<size_t>(offset(p, is))] == want;
+    });
+    CHECK(same);
+  }
+}
+
+TEST_CASE("scatter engine: every row-form op matches the definition on random layouts") {
+  for (int trial = 0; trial < 300; ++trial) {
+    const Case c = index_case();
+    const int64_t d = wrap(c.dim, c.self.dim());
+    CAPTURE(trial);
+    CAPTURE(c.self.shape());
+    CAPTURE(c.index.shape());
+    CAPTURE(c.dim);
+    for (const char* reduce : {"prod", "mean", "amax", "amin"}) {
+      for (bool include_self : {true, false}) {
+        CAPTURE(reduce);
+        CAPTURE(include_self);
+        CHECK(tg::index_reduce(c.self, c.dim, c.index, c.src, reduce, include_self)
+                  .to_vector<double>() ==
+              reference(c.self, d, c.index, c.src, reduce, include_self, true));
+      }
+    }
+    CHECK(tg::index_add(c.self, c.dim, c.index, c.src).to_vector<double>() ==
+          reference(c.self, d, c.index, c.src, "sum", true, true));
+    CHECK(tg::index_copy(c.self, c.dim, c.index, c.src).to_vector<double>() ==
+          reference(c.self, d, c.index, c.src, "assign", true, true));
+    // index_select: picked[p] = self[p with p[dim] = index[p[dim]]]
+    const tg::Tensor picked = tg::index_select(c.self, c.dim, c.index);
+    const Vec x = c.self.to_vector<double>(), pv = picked.to_vector<double>();
+    const std::vector<int64_t> ix = c.index.to_vector<int64_t>();
+    const Shape xs = strides_of(c.self.shape().vec()), ps = strides_of(picked.shape().vec());
+    bool same = true;
+    for_positions(picked.shape().vec(), [&](const Shape& p) {
+      Shape q = p;
+      q[static_cast<size_t>(d)] = ix[static_cast<size_t>(p[static_cast<size_t>(d)])];
+      const double want = x[static_cast<size_t>(offset(q, xs))];
+      same = same && pv[static_cast<size_t>(offset(p, ps))] == want;
+    });
+    CHECK(same);
+  }
+}
+
+TEST_CASE("fused reduce gradients equal the composed ones (ties, zeros, duplicates)") {
+  for (int trial = 0; trial < 150; ++trial) {
+    for (bool rows : {false, true}) {
+      const Case c = rows ? index_case() : scatter_case();
+      CAPTURE(trial);
+      CAPTURE(rows);
+      CAPTURE(c.self.shape());
+      CAPTURE(c.index.shape());
+      CAPTURE(c.dim);
+      for (const char* reduce : kReduces) {
+        if (rows && std::string(reduce) == "sum") continue;
+        for (bool include_self : {true, false}) {
+          CAPTURE(reduce);
+          CAPTURE(include_self);
+          tg::Tensor self = c.self.detach().requires_grad_(), src = c.src.detach().requires_grad_();
+          const tg::Tensor out =
+              rows ? tg::index_reduce(self, c.dim, c.index, src, reduce, include_self)
+                   : tg::scatter_reduce(self, c.dim, c.index, src, reduce, include_self);
+          const tg::Tensor g = pool_values(out.shape().vec());
+          const auto fused = tg::autograd::grad({out}, {self, src}, {g}, true, false);
+          const auto composed = tg::autograd::grad({out}, {self, src}, {g}, true, true);
+          for (size_t k = 0; k < 2; ++k) {
+            const Vec a = fused[k].to_vector<double>(), b = composed[k].to_vector<double>();
+            REQUIRE(a.size() == b.size());
+            bool same = true;
+            for (size_t e = 0; e < a.size(); ++e)
+              same = same && (a[e] == b[e] || (std::isnan(a[e]) && std::isnan(b[e])));
+            CHECK_MESSAGE(same, (k == 0 ? "self" : "src"));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("scatter engine: tensors with a zero-size dim, forward and both backward paths") {
+  const tg::Tensor none = tg::zeros({0}, tg::kInt64);
+  for (const Shape& shape : {Shape{0, 3}, Shape{3, 0}, Shape{2, 0, 2}}) {
+    for (int64_t dim = 0; dim < static_cast<int64_t>(shape.size()); ++dim) {
+      CAPTURE(shape);
+      CAPTURE(dim);
+      Shape src_shape = shape;
+      src_shape[static_cast<size_t>(dim)] = 0;  // an empty index: no entries
+      for (const char* reduce : {"prod", "mean", "amax", "amin"}) {
+        for (bool create_graph : {false, true}) {
+          tg::Tensor self = pool_values(shape).requires_grad_();
+          tg::Tensor source = pool_values(src_shape).requires_grad_();
+          const tg::Tensor out = tg::index_reduce(self, dim, none, source, reduce, true);
+          CHECK(out.shape() == self.shape());
+          const auto g = tg::autograd::grad({out}, {self, source}, {pool_values(shape)}, true,
+                                            create_graph);
+          CHECK(g[0].shape() == self.shape());
+          CHECK((!g[1].defined() || g[1].shape() == source.shape()));
+          tg::Tensor src = pool_values(shape).requires_grad_();
+          const tg::Tensor index = tg::zeros(shape, tg::kInt64);
+          const tg::Tensor out2 = tg::scatter_reduce(self, dim, index, src, reduce, false);
+          const auto g2 = tg::autograd::grad({out2}, {self, src}, {pool_values(shape)}, true,
+                                             create_graph);
+          CHECK(g2[0].shape() == self.shape());
+          CHECK(g2[1].shape() == src.shape());
+        }
+      }
+      CHECK(tg::gather(pool_values(shape), dim, tg::zeros(shape, tg::kInt64)).shape() ==
+            tg::Shape(shape));
+      CHECK(tg::index_select(pool_values(shape), dim, none).shape() == tg::Shape(src_shape));
+    }
+  }
+}
