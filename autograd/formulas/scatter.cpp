@@ -46,54 +46,56 @@ Tensor prod_contributor(const Tensor& x, const Tensor& x_zero, const Tensor& x_s
   return where(x_zero, at_zero, r / x_safe);
 }
 
-// {grad of self, grad of src_part} of a scatter_reduce/index_reduce; src_part is the part of src
-// that index covers. Counts (zeros, contributions, ties) are tensors: no host-side branching.
-std::pair<Tensor, Tensor> reduce_backward(const Along& a, const Tensor& grad, const Tensor& self,
-                                          const Tensor& src_part, const std::string& reduce,
-                                          bool include_self, const Tensor& result) {
+// The gradient of self (want_src false) or of src_part (want_src true) of a scatter_reduce /
+// index_reduce; src_part is the part of src that index covers. Only the requested side is
+// computed (the node asks once per input). Counts (zeros, contributions, ties) are tensors: no
+// host-side branching.
+Tensor reduce_backward(const Along& a, const Tensor& grad, const Tensor& self,
+                       const Tensor& src_part, const std::string& reduce, bool include_self,
+                       const Tensor& result, bool want_src) {
   const DType dt = grad.dtype();
+  const bool ties_rule = reduce == "amax" || reduce == "amin";
   auto none = [&] { return zeros(self.shape(), dt, grad.device()); };  // nothing per slot
-  // entries per slot, only where a rule needs it (mean, or self left out of touched slots)
+  // entries per slot, only where a rule needs it: mean's divisor; with self left out, the slots
+  // that received something (self's gradient is 0 there, and self is no amax/amin contributor)
   Tensor count, touched;
-  if (reduce == "mean" || !include_self) {
+  if (reduce == "mean" || (!include_self && (!want_src || ties_rule))) {
     count = a.add(none(), ones(src_part.shape(), dt, grad.device()));
     touched = count > 0;
   }
-  Tensor g_self, g_src;
-  if (reduce == "sum") {
-    g_self = grad;
-    g_src = a.pick(grad);
-  } else if (reduce == "mean") {
+  // self's gradient at slots that received something is 0 when self was left out
+  auto self_side = [&](const Tensor& g_self) {
+    return include_self ? g_self : where(touched, constant(grad, 0), g_self);
+  };
+  if (reduce == "sum") return want_src ? a.pick(grad) : self_side(grad);
+  if (reduce == "mean") {
     const Tensor n = include_self ? count + 1 : count;
     const Tensor g = grad / where(n == 0, constant(n, 1), n);  // empty slots keep grad
-    g_self = g;
-    g_src = a.pick(g);
-  } else if (reduce == "amax" || reduce == "amin") {
-    // every contributor equal to the result shares the slot's grad evenly; with include_self false,
-    // self contributes only to slots nothing was scattered into
+    return want_src ? a.pick(g) : self_side(g);
+  }
+  if (ties_rule) {
+    // every contributor equal to the result shares the slot's grad evenly; with include_self
+    // false, self contributes only to slots nothing was scattered into
     Tensor self_is = self == result;
     if (!include_self) self_is = self_is && !touched;
     const Tensor src_is = src_part == a.pick(result);
-    const Tensor ties = a.add(self_is.to(dt), src_is.to(dt));
-    const Tensor g = grad / ties;
-    g_self = g * self_is;
-    g_src = a.pick(g) * src_is;
-  } else {  // prod
-    const Tensor nil = constant(self, 0), one = constant(self, 1);
-    const Tensor self_zero = self == 0, src_zero = src_part == 0;
-    const Tensor self_safe = where(self_zero, one, self), src_safe = where(src_zero, one, src_part);
-    // per slot: zeros among the contributors, product of the nonzero ones, sum of the zero ones
-    const Tensor c = a.add(include_self ? self_zero.to(dt) : none(), src_zero.to(dt));
-    const Tensor p = a.reduce(self_safe, src_safe, "prod", include_self);
-    const Tensor s =
-        a.add(include_self ? where(self_zero, self, nil) : none(), where(src_zero, src_part, nil));
-    g_self =
-        include_self ? grad * prod_contributor(self, self_zero, self_safe, c, p, s, result) : grad;
-    g_src = a.pick(grad) * prod_contributor(src_part, src_zero, src_safe, a.pick(c), a.pick(p),
-                                            a.pick(s), a.pick(result));
+    const Tensor g = grad / a.add(self_is.to(dt), src_is.to(dt));
+    return want_src ? a.pick(g) * src_is : self_side(g * self_is);
   }
-  if (!include_self) g_self = where(touched, constant(grad, 0), g_self);
-  return {g_self, g_src};
+  // prod
+  const Tensor nil = constant(self, 0), one = constant(self, 1);
+  const Tensor self_zero = self == 0, src_zero = src_part == 0;
+  const Tensor self_safe = where(self_zero, one, self), src_safe = where(src_zero, one, src_part);
+  // per slot: zeros among the contributors, product of the nonzero ones, sum of the zero ones
+  const Tensor c = a.add(include_self ? self_zero.to(dt) : none(), src_zero.to(dt));
+  const Tensor p = a.reduce(self_safe, src_safe, "prod", include_self);
+  const Tensor s =
+      a.add(include_self ? where(self_zero, self, nil) : none(), where(src_zero, src_part, nil));
+  if (want_src)
+    return a.pick(grad) * prod_contributor(src_part, src_zero, src_safe, a.pick(c), a.pick(p),
+                                           a.pick(s), a.pick(result));
+  if (!include_self) return self_side(grad);
+  return grad * prod_contributor(self, self_zero, self_safe, c, p, s, result);
 }
 
 // src narrowed to index's shape (only src[:index.shape] takes part in a scatter).
@@ -188,9 +190,11 @@ Tensor scatter_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
     return scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result,
                                    which == 0 ? "self" : "src");
   const Along a{false, dim, index};
-  auto [g_self, g_src] =
-      reduce_backward(a, grad, self, narrow_to(src, index.shape()), reduce, include_self, result);
-  return which == 0 ? g_self : pad_to(g_src, src.shape());
+  const Tensor src_part = narrow_to(src, index.shape());
+  if (which == 0)
+    return reduce_backward(a, grad, self, src_part, reduce, include_self, result, false);
+  return pad_to(reduce_backward(a, grad, self, src_part, reduce, include_self, result, true),
+                src.shape());
 }
 
 Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
@@ -200,8 +204,7 @@ Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
     return index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result,
                                  which == 0 ? "self" : "source");
   const Along a{true, dim, index};
-  auto [g_self, g_src] = reduce_backward(a, grad, self, source, reduce, include_self, result);
-  return which == 0 ? g_self : g_src;
+  return reduce_backward(a, grad, self, source, reduce, include_self, result, which == 1);
 }
 
 }  // namespace tg::formulas

@@ -16,6 +16,7 @@
 #include <bit>
 #include <type_traits>
 
+#include <tapegrad/core/copy.h>
 #include <tapegrad/core/factories.h>
 #include <tapegrad/generated/kernels.h>
 
@@ -108,10 +109,9 @@ struct Stats {
 // std::vector memory would page-fault on every call.
 template <typename T>
 struct SlotStats {
-  Tensor count, ties, zeros, prod, zsum;  // count zeroed; the rest set by start()
-  // with_count: the walk form counts per slot here (the row form counts per row of slots itself)
-  SlotStats(int64_t numel, Reduce reduce, bool with_count) {
-    if (with_count) count = tg::zeros({numel}, kInt32);
+  // count: set (zeroed) by the walk form when it counts per slot; the rest are set by start()
+  Tensor count, ties, zeros, prod, zsum;
+  SlotStats(int64_t numel, Reduce reduce) {
     auto buffer = [&](DType dtype) { return empty({numel}, dtype); };
     if (reduce == Reduce::Amax || reduce == Reduce::Amin) ties = buffer(kInt32);
     if (reduce == Reduce::Prod) {
@@ -317,7 +317,7 @@ Tensor scatter_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim, 
     for (int64_t e = 0; e < numel && !suspect; ++e) suspect = may_hold_zero(rf[e]);
   const bool count = kR == Reduce::Mean || (want_self && !include_self);
   const bool stats = (kTies && (include_self || !want_self)) || suspect;
-  SlotStats<T> slot_stats(stats ? numel : 0, kR, false);
+  SlotStats<T> slot_stats(stats ? numel : 0, kR);
   if (count) slot_stats.count = tg::zeros({numel}, kInt32);
   const Stats<T> st = slot_stats.view();
   if (stats)
@@ -378,7 +378,7 @@ Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
   for (int64_t slot : ix) ++count[static_cast<size_t>(slot)];
   // Statistics (amax/amin ties, prod zero statistics) over whole rows, in column blocks. A row of
   // slots is "suspect" (prod) when some result in it may hide a zero.
-  SlotStats<T> stats(self.numel(), kR, false);
+  SlotStats<T> stats(self.numel(), kR);
   const Stats<T> st = stats.view();
   std::vector<char> suspect(static_cast<size_t>(d.outer * slots), 0);
   if constexpr (kR == Reduce::Prod) {
@@ -589,7 +589,7 @@ Tensor index_select_backward(const Tensor& grad_output, IntArrayRef self_shape, 
                              const Tensor& index) {
   constexpr const char* op = "index_select_backward";
   const Shape shape(self_shape.begin(), self_shape.end());
-  const Tensor out = zeros(shape.empty() ? Shape{1} : shape, grad_output.dtype(),
+  const Tensor out = empty(shape.empty() ? Shape{1} : shape, grad_output.dtype(),
                            grad_output.device());
   const int64_t d = check_index_op(op, out, dim, index);
   const Tensor grad1 = as_1d(grad_output);
@@ -598,7 +598,10 @@ Tensor index_select_backward(const Tensor& grad_output, IntArrayRef self_shape, 
   TG_CHECK(grad1.shape() == expected, ValueError, op, "grad_output has shape ", grad_output.shape(),
            ", expected ", expected, " (self's shape with index's ", index.numel(),
            " entries at dim ", d, ")");
-  if (index.numel() > 0) scatter_rows_into(out, d, index, grad1, Reduce::Sum, true);
+  if (index.numel() > 0)  // zeros where no entry goes, 0 + the sum of the entries elsewhere
+    scatter_rows_into(out, d, index, grad1, Reduce::Sum, false, 1, /*fresh=*/true);
+  else
+    fill_data(out, 0);
   return shape.empty() ? out.reshape({}) : out;
 }
 

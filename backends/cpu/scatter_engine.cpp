@@ -1,4 +1,5 @@
 // The forward kernels of the index/scatter engine (see scatter_engine.h for the two layouts).
+#include <bit>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -106,25 +107,62 @@ namespace {
 
 enum { OUT, INDEX, SRC, COUNT };  // scatter_walk's tensors, in Walk::add order
 
-// The entries of one task combined into out. Everything comes in by value, so the loop keeps it
-// in registers. kCounted: count entries per slot in n (a slot left out of self starts from
-// `start` on its first entry). Returns false if some index value was out of range.
-template <bool kCounted, typename T, typename I, typename Op>
+// c ? a : b without a branch (GCC compiles a float `?:` into a jump, which a first-touch test
+// mispredicts often).
+template <typename T>
+inline T pick(bool c, T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    const U mask = U(0) - U(c);
+    return std::bit_cast<T>(
+        static_cast<U>((std::bit_cast<U>(a) & mask) | (std::bit_cast<U>(b) & ~mask)));
+  } else {
+    return c ? a : b;
+  }
+}
+
+// One entry combined into out. kCounted: count it in n; kFresh (include_self false): a slot
+// starts from `start` on its first entry. o_at, n_at: the slot's offsets in out and n.
+template <bool kCounted, bool kFresh, typename T, typename Op>
+inline void combine_entry(T* o, int64_t o_at, int32_t* n, int64_t n_at, T value, T start, Op op) {
+  T& v = o[o_at];
+  if constexpr (kCounted) {
+    const int32_t before = n[n_at]++;
+    if constexpr (kFresh) v = pick(before == 0, start, v);
+  }
+  v = op(v, value);
+}
+
+// The entries of one task combined into out. Everything comes in by value, and a single line
+// (the common case: dim is the last dim) runs on plain offset/step locals, so the loop keeps all
+// of it in registers. Returns false if some index value was out of range.
+template <bool kCounted, bool kFresh, typename T, typename I, typename Op>
 bool scatter_task(const Span& sp, T* o, const I* ix, const T* s, int32_t* n, int64_t slots,
-                  T start, bool keep_self, Op op) {
+                  T start, Op op) {
   bool ok = true;
+  if (sp.width == 1) {
+    const Line& l = sp.first;
+    const int64_t o0 = l.off[OUT], os = l.step[OUT], i0 = l.off[INDEX], is = l.step[INDEX];
+    const int64_t s0 = l.off[SRC], ss = l.step[SRC], c0 = l.off[COUNT], cs = l.step[COUNT];
+    for (int64_t k = 0; k < sp.length; ++k) {
+      const int64_t slot = ix[i0 + k * is];
+      if (!IndexGuard::in_range(slot, slots)) {
+        ok = false;
+        continue;
+      }
+      combine_entry<kCounted, kFresh>(o, o0 + slot * os, n, c0 + slot * cs, s[s0 + k * ss],
+                                      start, op);
+    }
+    return ok;
+  }
   for_entries(sp, [&](const Line& l, int64_t k) {
     const int64_t slot = ix[l.at(INDEX, k)];
     if (!IndexGuard::in_range(slot, slots)) {
       ok = false;
       return;
     }
-    T& v = o[l.at(OUT, slot)];
-    if constexpr (kCounted) {
-      const int32_t before = n[l.at(COUNT, slot)]++;
-      if (!keep_self && before == 0) v = start;  // keep_self first: a predictable branch
-    }
-    v = op(v, s[l.at(SRC, k)]);
+    combine_entry<kCounted, kFresh>(o, l.at(OUT, slot), n, l.at(COUNT, slot), s[l.at(SRC, k)],
+                                    start, op);
   });
   return ok;
 }
@@ -144,7 +182,7 @@ void scatter_walk(const Tensor& out, int64_t dim, const Tensor& index, const Ten
   const T start = identity<T>(reduce);
   if (reduce != Reduce::Mean && include_self) {  // one pass, nothing to count
     for_each_task(w, [&](const Span& sp) {
-      if (!scatter_task<false>(sp, o, ix, s, nullptr, slots, start, true, op)) guard.flag();
+      if (!scatter_task<false, false>(sp, o, ix, s, nullptr, slots, start, op)) guard.flag();
     });
     return;
   }
@@ -152,7 +190,9 @@ void scatter_walk(const Tensor& out, int64_t dim, const Tensor& index, const Ten
   const Tensor count = zeros({out.numel()}, kInt32);  // a tensor: reused memory, no page faults
   int32_t* n = count.data<int32_t>();
   for_each_task(w, [&](const Span& sp) {
-    if (!scatter_task<true>(sp, o, ix, s, n, slots, start, include_self, op)) guard.flag();
+    const bool ok = include_self ? scatter_task<true, false>(sp, o, ix, s, n, slots, start, op)
+                                 : scatter_task<true, true>(sp, o, ix, s, n, slots, start, op);
+    if (!ok) guard.flag();
   });
   if (reduce != Reduce::Mean) return;
   const int extra = include_self ? 1 : 0;
@@ -166,18 +206,22 @@ void scatter_walk(const Tensor& out, int64_t dim, const Tensor& index, const Ten
 
 template <typename T, typename Op>
 void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_t>& ix,
-                        const Rows<T>& src, Op op, Reduce reduce, bool include_self) {
+                        const Rows<T>& src, Op op, Reduce reduce, bool include_self,
+                        bool fresh) {
   const Dims3 d = dims3(out.shape(), dim);
   const int64_t n = static_cast<int64_t>(ix.size()), slots = d.mid, inner = d.inner;
   std::vector<int64_t> count(static_cast<size_t>(slots), 0);  // the same for every column
-  for (int64_t slot : ix) ++count[static_cast<size_t>(slot)];
+  std::vector<char> first(static_cast<size_t>(n), 0);         // entry k is its slot's first
+  for (int64_t k = 0; k < n; ++k)
+    first[static_cast<size_t>(k)] = count[static_cast<size_t>(ix[static_cast<size_t>(k)])]++ == 0;
   T* o = out.data<T>();
   const T start = identity<T>(reduce);
+  const bool restart = fresh || !include_self;  // a slot's first entry starts from `start`
   for_each_column_block(d.outer, inner, n, [&](int64_t b, int64_t j0, int64_t j1) {
     T* ob = o + b * slots * inner;
-    if (!include_self)
+    if (fresh)  // slots no entry reaches
       for (int64_t slot = 0; slot < slots; ++slot)
-        if (count[static_cast<size_t>(slot)] > 0)
+        if (count[static_cast<size_t>(slot)] == 0)
           std::fill(ob + slot * inner + j0, ob + slot * inner + j1, start);
     constexpr int64_t kAhead = 4;
     for (int64_t k = 0; k < n; ++k) {
@@ -185,7 +229,10 @@ void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_
         prefetch_row<1>(ob + ix[static_cast<size_t>(k + kAhead)] * inner + j0, j1 - j0);
       T* __restrict orow = ob + ix[static_cast<size_t>(k)] * inner;
       const T* __restrict srow = src.row(b, k);
-      for (int64_t j = j0; j < j1; ++j) orow[j] = op(orow[j], srow[j]);
+      if (restart && first[static_cast<size_t>(k)])
+        for (int64_t j = j0; j < j1; ++j) orow[j] = op(start, srow[j]);
+      else
+        for (int64_t j = j0; j < j1; ++j) orow[j] = op(orow[j], srow[j]);
     }
     if (reduce != Reduce::Mean) return;
     for (int64_t slot = 0; slot < slots; ++slot) {
@@ -330,7 +377,7 @@ void scatter_into(const char* op, const Tensor& out, int64_t dim, const Tensor& 
 }
 
 void scatter_rows_into(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src,
-                       Reduce reduce, bool include_self, const Scalar& alpha) {
+                       Reduce reduce, bool include_self, const Scalar& alpha, bool fresh) {
   const std::vector<int64_t> ix = index_values(index);
   visit_dtype("scatter", out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -338,12 +385,13 @@ void scatter_rows_into(const Tensor& out, int64_t dim, const Tensor& index, cons
     if constexpr (!std::is_same_v<T, bool>) {
       const T a = alpha.to<T>();
       if (reduce == Reduce::Sum && a != T(1)) {
-        scatter_rows_typed<T>(out, dim, ix, dense, ScaledSumOp<T>{a}, reduce, include_self);
+        scatter_rows_typed<T>(out, dim, ix, dense, ScaledSumOp<T>{a}, reduce, include_self,
+                              fresh);
         return;
       }
     }
     visit_reduce<T>(reduce, [&](auto op) {
-      scatter_rows_typed<T>(out, dim, ix, dense, op, reduce, include_self);
+      scatter_rows_typed<T>(out, dim, ix, dense, op, reduce, include_self, fresh);
     });
   });
 }
