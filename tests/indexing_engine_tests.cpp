@@ -247,7 +247,7 @@ TEST_CASE("scatter engine: every row-form op matches the definition on random la
   }
 }
 
-TEST_CASE("fused reduce gradients equal the composed ones (ties, zeros, duplicates)") {
+TEST_CASE("fused reduce gradients equal the composed ones (ties, zeros, duplicates; one or both inputs)") {
   for (int trial = 0; trial < 150; ++trial) {
     for (bool rows : {false, true}) {
       const Case c = rows ? index_case() : scatter_case();
@@ -275,6 +275,21 @@ TEST_CASE("fused reduce gradients equal the composed ones (ties, zeros, duplicat
             for (size_t e = 0; e < a.size(); ++e)
               same = same && (a[e] == b[e] || (std::isnan(a[e]) && std::isnan(b[e])));
             CHECK_MESSAGE(same, (k == 0 ? "self" : "src"));
+          }
+          // one input requiring grad: the fused op computes that gradient alone, the same values
+          for (size_t k = 0; k < 2; ++k) {
+            tg::Tensor s1 = c.self.detach(), x1 = c.src.detach();
+            (k == 0 ? s1 : x1).requires_grad_();
+            const tg::Tensor out1 =
+                rows ? tg::index_reduce(s1, c.dim, c.index, x1, reduce, include_self)
+                     : tg::scatter_reduce(s1, c.dim, c.index, x1, reduce, include_self);
+            const auto alone = tg::autograd::grad({out1}, {k == 0 ? s1 : x1}, {g}, true, false);
+            const Vec a = alone[0].to_vector<double>(), b = composed[k].to_vector<double>();
+            REQUIRE(a.size() == b.size());
+            bool same = true;
+            for (size_t e = 0; e < a.size(); ++e)
+              same = same && (a[e] == b[e] || (std::isnan(a[e]) && std::isnan(b[e])));
+            CHECK_MESSAGE(same, (k == 0 ? "self alone" : "src alone"));
           }
         }
       }

@@ -182,29 +182,43 @@ Tensor index_copy_source_backward(const Tensor& grad, const Shape& self_shape, i
   return index_select(grad, dim, index) * wins;
 }
 
-Tensor scatter_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
-                           const Tensor& index, const Tensor& src, const std::string& reduce,
-                           bool include_self, const Tensor& result, int which) {
+std::tuple<Tensor, Tensor> scatter_reduce_grads(const Tensor& grad, const Tensor& self, int64_t dim,
+                                                const Tensor& index, const Tensor& src,
+                                                const std::string& reduce, bool include_self,
+                                                const Tensor& result,
+                                                const std::array<bool, 2>& grad_input_mask) {
+  const auto [want_self, want_src] = grad_input_mask;
   // sum's gradients are a view and a gather already: nothing to fuse
   if (reduce != "sum" && !recording({&grad, &self, &src, &result}))
     return scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result,
-                                   which == 0 ? "self" : "src");
+                                   want_self ? (want_src ? "both" : "self") : "src");
   const Along a{false, dim, index};
   const Tensor src_part = narrow_to(src, index.shape());
-  if (which == 0)
-    return reduce_backward(a, grad, self, src_part, reduce, include_self, result, false);
-  return pad_to(reduce_backward(a, grad, self, src_part, reduce, include_self, result, true),
-                src.shape());
+  Tensor g_self, g_src;
+  if (want_self)
+    g_self = reduce_backward(a, grad, self, src_part, reduce, include_self, result, false);
+  if (want_src)
+    g_src = pad_to(reduce_backward(a, grad, self, src_part, reduce, include_self, result, true),
+                   src.shape());
+  return {g_self, g_src};
 }
 
-Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
-                         const Tensor& index, const Tensor& source, const std::string& reduce,
-                         bool include_self, const Tensor& result, int which) {
+std::tuple<Tensor, Tensor> index_reduce_grads(const Tensor& grad, const Tensor& self, int64_t dim,
+                                              const Tensor& index, const Tensor& source,
+                                              const std::string& reduce, bool include_self,
+                                              const Tensor& result,
+                                              const std::array<bool, 2>& grad_input_mask) {
+  const auto [want_self, want_source] = grad_input_mask;
   if (!recording({&grad, &self, &source, &result}))
     return index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result,
-                                 which == 0 ? "self" : "source");
+                                 want_self ? (want_source ? "both" : "self") : "source");
   const Along a{true, dim, index};
-  return reduce_backward(a, grad, self, source, reduce, include_self, result, which == 1);
+  Tensor g_self, g_source;
+  if (want_self)
+    g_self = reduce_backward(a, grad, self, source, reduce, include_self, result, false);
+  if (want_source)
+    g_source = reduce_backward(a, grad, self, source, reduce, include_self, result, true);
+  return {g_self, g_source};
 }
 
 }  // namespace tg::formulas

@@ -2,7 +2,9 @@
 // Backward helpers for the index/scatter family (namespace tg::formulas). All are written with
 // public ops (gather, scatter_add, index_select, index_add, ...), so double backward works.
 // gather and index_select use the fused ops gather_backward / index_select_backward directly.
+#include <array>
 #include <string>
+#include <tuple>
 
 #include <tapegrad/core/factories.h>
 #include <tapegrad/core/operators.h>
@@ -28,15 +30,21 @@ Tensor index_copy_self_backward(const Tensor& grad, int64_t dim, const Tensor& i
 Tensor index_copy_source_backward(const Tensor& grad, const Shape& self_shape, int64_t dim,
                                   const Tensor& index);
 
-// scatter_reduce / index_reduce: the gradient of self (which = 0) or of src (which = 1), for reduce
-// in sum | prod | mean | amax | amin (rules in scatter.cpp). A plain backward runs the fused ops
-// scatter_reduce_backward / index_reduce_backward (one or two passes); under create_graph, when
-// an input requires grad, the same rules composed of differentiable public ops.
-Tensor scatter_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
-                           const Tensor& index, const Tensor& src, const std::string& reduce,
-                           bool include_self, const Tensor& result, int which);
-Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
-                         const Tensor& index, const Tensor& source, const std::string& reduce,
-                         bool include_self, const Tensor& result, int which);
+// scatter_reduce / index_reduce: the gradients of self and of src (source), each computed only
+// where grad_input_mask asks for it (the other comes back undefined), for reduce in sum | prod |
+// mean | amax | amin (rules in scatter.cpp). A plain backward runs the fused ops
+// scatter_reduce_backward / index_reduce_backward (both gradients from one set of per-slot
+// statistics); under create_graph, when an input requires grad, the same rules composed of
+// differentiable public ops.
+std::tuple<Tensor, Tensor> scatter_reduce_grads(const Tensor& grad, const Tensor& self, int64_t dim,
+                                                const Tensor& index, const Tensor& src,
+                                                const std::string& reduce, bool include_self,
+                                                const Tensor& result,
+                                                const std::array<bool, 2>& grad_input_mask);
+std::tuple<Tensor, Tensor> index_reduce_grads(const Tensor& grad, const Tensor& self, int64_t dim,
+                                              const Tensor& index, const Tensor& source,
+                                              const std::string& reduce, bool include_self,
+                                              const Tensor& result,
+                                              const std::array<bool, 2>& grad_input_mask);
 
 }  // namespace tg::formulas

@@ -304,10 +304,13 @@ decltype(auto) visit_flags(bool a, bool b, Fn&& fn) {
   return fn(std::false_type{}, std::false_type{});
 }
 
+// {self's gradient, src's gradient}, each only when asked for (want_self, want_src); both come
+// from one walk that gathers the per-slot statistics and writes src's gradient as it goes.
 template <Reduce kR, typename T, typename I>
-Tensor scatter_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& index,
-                           const Tensor& src, bool include_self, const Tensor& result,
-                           bool want_self, IndexGuard& guard) {
+std::pair<Tensor, Tensor> scatter_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
+                                              const Tensor& index, const Tensor& src,
+                                              bool include_self, const Tensor& result,
+                                              bool want_self, bool want_src, IndexGuard& guard) {
   constexpr bool kTies = kR == Reduce::Amax || kR == Reduce::Amin;
   const Flat<T> gf = flat_of<T>(grad), rf = flat_of<T>(result), xf = flat_of<T>(self);
   const int64_t numel = self.numel();
@@ -316,7 +319,7 @@ Tensor scatter_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim, 
   if constexpr (kR == Reduce::Prod)
     for (int64_t e = 0; e < numel && !suspect; ++e) suspect = may_hold_zero(rf[e]);
   const bool count = kR == Reduce::Mean || (want_self && !include_self);
-  const bool stats = (kTies && (include_self || !want_self)) || suspect;
+  const bool stats = (kTies && (include_self || want_src)) || suspect;
   SlotStats<T> slot_stats(stats ? numel : 0, kR);
   if (count) slot_stats.count = tg::zeros({numel}, kInt32);
   const Stats<T> st = slot_stats.view();
@@ -326,31 +329,31 @@ Tensor scatter_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim, 
     });
   // src's gradient: entries outside index's extent (src larger than index) get 0
   Tensor g_src;
-  if (!want_self)
+  if (want_src)
     g_src = index.shape() == src.shape() ? empty(src.shape(), src.dtype(), src.device())
                                          : zeros(src.shape(), src.dtype(), src.device());
   Walk w(index.shape(), dim);
   for (const Tensor* t : {&index, &src, &grad, &result, &self}) w.add(*t);
   w.add_dense(self.shape());
-  if (!want_self) w.add(g_src);
+  if (want_src) w.add(g_src);
   const I* ix = index.data<I>();
   const T *s = src.data<T>(), *g = grad.data<T>(), *r = result.data<T>();
   const int64_t slots = self.size(dim);
-  T* o = want_self ? nullptr : g_src.data<T>();
+  T* o = want_src ? g_src.data<T>() : nullptr;
   // mean, amax/amin: room for each slot's share of its grad (see src_grad_line)
-  const bool shares = !want_self && (kR == Reduce::Mean || kTies);
+  const bool shares = want_src && (kR == Reduce::Mean || kTies);
   const Tensor share_buffer = shares ? empty({numel}, dtype_of<T>()) : Tensor();
   T* share = share_buffer.defined() ? share_buffer.data<T>() : nullptr;
   visit_flags(count, stats, [&](auto kCount, auto kStats) {
     for_each_task(w, [&](const Span& sp) {
       bool ok = true;
       if (kCount || kStats) ok = stats_task<kR, kCount, kStats>(sp, ix, s, r, st, slots);
-      if (!want_self)
+      if (want_src)
         ok = src_grad_task<kR>(sp, ix, s, g, r, st, share, o, slots, include_self) && ok;
       if (!ok) guard.flag();
     });
   });
-  if (!want_self) return g_src;
+  if (!want_self) return {Tensor(), g_src};
   Tensor out = empty(self.shape(), self.dtype(), self.device());
   T* so = out.data<T>();
   const int32_t* c = st.count;
@@ -358,16 +361,19 @@ Tensor scatter_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim, 
     for (int64_t e = first; e < last; ++e)
       so[e] = self_grad_at<kR>(st, e, gf[e], rf[e], xf[e], c ? c[e] : 0, include_self);
   });
-  return out;
+  return {out, g_src};
 }
 
 // ---- index_reduce: the row form -----------------------------------------------------------------
 
 // Rows of [outer, slots, inner] (self, result, grad, statistics) and [outer, n, inner] (source).
+// {self's gradient, source's gradient}, each only when asked for; one set of statistics serves
+// both.
 template <Reduce kR, typename T>
-Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
-                         const std::vector<int64_t>& ix, const Tensor& source, bool include_self,
-                         const Tensor& result, bool want_self) {
+std::pair<Tensor, Tensor> index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
+                                            const std::vector<int64_t>& ix, const Tensor& source,
+                                            bool include_self, const Tensor& result,
+                                            bool want_self, bool want_source) {
   constexpr bool kTies = kR == Reduce::Amax || kR == Reduce::Amin;
   const Dims3 d = dims3(self.shape(), dim);
   const int64_t slots = d.mid, inner = d.inner, n = static_cast<int64_t>(ix.size());
@@ -389,7 +395,7 @@ Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
           break;
         }
   }
-  if ((kTies && (include_self || !want_self)) || kR == Reduce::Prod) {
+  if ((kTies && (include_self || want_source)) || kR == Reduce::Prod) {
     for_each_column_block(d.outer, inner, n + slots, [&](int64_t o, int64_t j0, int64_t j1) {
       for (int64_t slot = 0; slot < slots; ++slot) {  // self's share, entries or not
         const int64_t row = o * slots + slot;
@@ -414,7 +420,7 @@ Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
   }
   // mean and amax/amin (with ties): each slot's share of its grad, grad / n or grad / ties, the
   // composed formula's self-shaped `g`; src entries then read it (no division per entry).
-  const bool shared = kR == Reduce::Mean || (kTies && (include_self || !want_self));
+  const bool shared = kR == Reduce::Mean || (kTies && (include_self || want_source));
   Tensor share_buffer = shared ? empty({d.outer * slots * inner}, dtype_of<T>()) : Tensor();
   T* share = shared ? share_buffer.data<T>() : nullptr;
   const int extra = include_self ? 1 : 0;
@@ -435,9 +441,10 @@ Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
                      }
                    }
                  });
+  Tensor self_out, source_out;
   if (want_self) {
-    Tensor out = empty(self.shape(), self.dtype(), self.device());
-    T* o = out.data<T>();
+    self_out = empty(self.shape(), self.dtype(), self.device());
+    T* o = self_out.data<T>();
     parallel_for(0, d.outer * slots, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1)),
                  [&](int64_t first, int64_t last) {
                    for (int64_t row = first; row < last; ++row) {
@@ -469,10 +476,10 @@ Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
                      }
                    }
                  });
-    return out;
   }
-  Tensor out = empty(source.shape(), source.dtype(), source.device());
-  T* o = out.data<T>();
+  if (!want_source) return {self_out, source_out};
+  source_out = empty(source.shape(), source.dtype(), source.device());
+  T* o = source_out.data<T>();
   parallel_for(0, d.outer * n, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1)),
                [&](int64_t first, int64_t last) {
                  for (int64_t row = first; row < last; ++row) {
@@ -499,7 +506,7 @@ Tensor index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
                    }
                  }
                });
-  return out;
+  return {self_out, source_out};
 }
 
 // grad_output must have self's shape and dtype (it is the gradient of a result of that shape).
@@ -515,43 +522,55 @@ Tensor like_input(const Tensor& g, const Tensor& input) {
   return input.dim() == 0 ? g.reshape({}) : g;
 }
 
+// like_input for both gradients; an undefined one (not asked for) stays undefined.
+std::tuple<Tensor, Tensor> like_inputs(const std::pair<Tensor, Tensor>& g, const Tensor& self,
+                                       const Tensor& src) {
+  return {g.first.defined() ? like_input(g.first, self) : g.first,
+          g.second.defined() ? like_input(g.second, src) : g.second};
+}
+
 }  // namespace
 
-Tensor scatter_reduce_backward(const Tensor& grad_output, const Tensor& self, int64_t dim,
-                               const Tensor& index, const Tensor& src, const std::string& reduce,
-                               bool include_self, const Tensor& result, const std::string& input) {
+std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad_output, const Tensor& self,
+                                                   int64_t dim, const Tensor& index,
+                                                   const Tensor& src, const std::string& reduce,
+                                                   bool include_self, const Tensor& result,
+                                                   const std::string& input) {
   constexpr const char* op = "scatter_reduce_backward";
   const Tensor self1 = as_1d(self), index1 = as_1d(index), src1 = as_1d(src);
   const Tensor grad1 = as_1d(grad_output), result1 = as_1d(result);
   const int64_t d = check_scatter(op, self1, dim, index1, &src1);
   check_grad_like(op, "grad_output", grad1, self1);
   check_grad_like(op, "result", result1, self1);
-  const bool want_self = input == "self";
+  const bool want_self = input != "src", want_src = input != "self";
   const Reduce r = parse_reduce(reduce);
-  if (index1.numel() == 0 || (want_self && r == Reduce::Sum && include_self)) {
+  if (index1.numel() == 0 || (!want_src && r == Reduce::Sum && include_self)) {
     // self's gradient is grad (nothing scattered, or a plain sum), src's is 0
     check_index_range(op, index1, d, self1.size(d));
-    return want_self ? like_input(fresh_copy(grad1), self) : zeros(src.shape(), src.dtype());
+    return like_inputs({want_self ? fresh_copy(grad1) : Tensor(),
+                        want_src ? zeros(src1.shape(), src.dtype()) : Tensor()},
+                       self, src);
   }
   IndexGuard guard;
-  Tensor g = visit_floating(op, self.dtype(), [&](auto tag) {
+  const auto g = visit_floating(op, self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     return visit_index(index1, [&](auto itag) {
       using I = typename decltype(itag)::type;
       return visit_grad_reduce(r, [&](auto kind) {
-        return scatter_reduce_grad<decltype(kind)::value, T, I>(grad1, self1, d, index1, src1,
-                                                                include_self, result1, want_self,
-                                                                guard);
+        return scatter_reduce_grad<decltype(kind)::value, T, I>(
+            grad1, self1, d, index1, src1, include_self, result1, want_self, want_src, guard);
       });
     });
   });
   guard.check(op, index1, d, self1.size(d));
-  return like_input(g, want_self ? self : src);
+  return like_inputs(g, self, src);
 }
 
-Tensor index_reduce_backward(const Tensor& grad_output, const Tensor& self, int64_t dim,
-                             const Tensor& index, const Tensor& source, const std::string& reduce,
-                             bool include_self, const Tensor& result, const std::string& input) {
+std::tuple<Tensor, Tensor> index_reduce_backward(const Tensor& grad_output, const Tensor& self,
+                                                 int64_t dim, const Tensor& index,
+                                                 const Tensor& source, const std::string& reduce,
+                                                 bool include_self, const Tensor& result,
+                                                 const std::string& input) {
   constexpr const char* op = "index_reduce_backward";
   const Tensor self1 = as_1d(self), source1 = as_1d(source);
   const Tensor grad1 = as_1d(grad_output), result1 = as_1d(result);
@@ -559,16 +578,17 @@ Tensor index_reduce_backward(const Tensor& grad_output, const Tensor& self, int6
   check_source(op, self1, d, index, source1);
   check_grad_like(op, "grad_output", grad1, self1);
   check_grad_like(op, "result", result1, self1);
-  const bool want_self = input == "self";
+  const bool want_self = input != "source", want_source = input != "self";
   const std::vector<int64_t> ix = index_values(index);
-  Tensor g = visit_floating(op, self.dtype(), [&](auto tag) {
+  const auto g = visit_floating(op, self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     return visit_grad_reduce(parse_reduce(reduce), [&](auto kind) {
       return index_reduce_grad<decltype(kind)::value, T>(grad1, self1, d, ix, source1,
-                                                         include_self, result1, want_self);
+                                                         include_self, result1, want_self,
+                                                         want_source);
     });
   });
-  return like_input(g, want_self ? self : source);
+  return like_inputs(g, self, source);
 }
 
 Tensor gather_backward(const Tensor& grad_output, IntArrayRef self_shape, int64_t dim,

@@ -140,18 +140,20 @@ template <bool kCounted, bool kFresh, typename T, typename I, typename Op>
 bool scatter_task(const Span& sp, T* o, const I* ix, const T* s, int32_t* n, int64_t slots,
                   T start, Op op) {
   bool ok = true;
-  if (sp.width == 1) {
+  if (sp.width == 1) {  // base pointers, not offsets: few enough values to stay in registers
     const Line& l = sp.first;
-    const int64_t o0 = l.off[OUT], os = l.step[OUT], i0 = l.off[INDEX], is = l.step[INDEX];
-    const int64_t s0 = l.off[SRC], ss = l.step[SRC], c0 = l.off[COUNT], cs = l.step[COUNT];
+    T* const ob = o + l.off[OUT];
+    const I* const ib = ix + l.off[INDEX];
+    const T* const sb = s + l.off[SRC];
+    int32_t* const nb = kCounted ? n + l.off[COUNT] : nullptr;
+    const int64_t os = l.step[OUT], is = l.step[INDEX], ss = l.step[SRC], cs = l.step[COUNT];
     for (int64_t k = 0; k < sp.length; ++k) {
-      const int64_t slot = ix[i0 + k * is];
+      const int64_t slot = ib[k * is];
       if (!IndexGuard::in_range(slot, slots)) {
         ok = false;
         continue;
       }
-      combine_entry<kCounted, kFresh>(o, o0 + slot * os, n, c0 + slot * cs, s[s0 + k * ss],
-                                      start, op);
+      combine_entry<kCounted, kFresh>(ob, slot * os, nb, slot * cs, sb[k * ss], start, op);
     }
     return ok;
   }
@@ -197,8 +199,13 @@ void scatter_walk(const Tensor& out, int64_t dim, const Tensor& index, const Ten
   if (reduce != Reduce::Mean) return;
   const int extra = include_self ? 1 : 0;
   parallel_for(0, out.numel(), kElementwiseGrain, [&](int64_t first, int64_t last) {
-    for (int64_t e = first; e < last; ++e)
-      if (n[e] > 0) o[e] = divide(o[e], n[e] + extra);
+    if constexpr (std::is_floating_point_v<T>) {  // branch-free (it vectorises): an empty slot
+      for (int64_t e = first; e < last; ++e)    // divides by 1, which changes nothing
+        o[e] = o[e] / static_cast<T>(std::max(n[e] + extra, 1));
+    } else {
+      for (int64_t e = first; e < last; ++e)
+        if (n[e] > 0) o[e] = divide(o[e], n[e] + extra);
+    }
   });
 }
 

@@ -5,6 +5,8 @@ set(cases
   "unknown_key|{\"name\":\"bad\",\"doc\":\"d\",\"colour\":1,\"args\":[],\"kernels\":{\"CPU\":\"cpu::mul\"},\"samples\":[{}]}|ops/specs/unknown_key.json: op 'bad': key 'colour': unknown key"
   "missing_kernel|{\"name\":\"bad\",\"doc\":\"d\",\"args\":[{\"name\":\"self\",\"type\":\"Tensor\"}],\"kernels\":{\"CPU\":\"cpu::no_such_kernel\"},\"backward\":{\"self\":\"grad\"},\"samples\":[{\"self\":[2]}]}|ops/specs/missing_kernel.json: op 'bad': key 'kernels.CPU': kernel 'cpu::no_such_kernel' is not defined"
   "missing_formula|{\"name\":\"bad\",\"doc\":\"d\",\"args\":[{\"name\":\"self\",\"type\":\"Tensor\"},{\"name\":\"other\",\"type\":\"Tensor\"}],\"kernels\":{\"CPU\":\"cpu::mul\"},\"backward\":{\"self\":\"grad\"},\"samples\":[{\"self\":[2],\"other\":[2]}]}|key 'backward': no formula for differentiable input 'other'"
+  "two_formulas|{\"name\":\"bad\",\"doc\":\"d\",\"args\":[{\"name\":\"self\",\"type\":\"Tensor\"},{\"name\":\"other\",\"type\":\"Tensor\"}],\"kernels\":{\"CPU\":\"cpu::mul\"},\"backward\":{\"self, other\":\"f(grad, grad_input_mask)\",\"other\":\"grad\"},\"samples\":[{\"self\":[2],\"other\":[2]}]}|key 'backward.other': 'other' has two formulas"
+  "joint_key_unknown_input|{\"name\":\"bad\",\"doc\":\"d\",\"args\":[{\"name\":\"self\",\"type\":\"Tensor\"},{\"name\":\"other\",\"type\":\"Tensor\"}],\"kernels\":{\"CPU\":\"cpu::mul\"},\"backward\":{\"self, othr\":\"f(grad, grad_input_mask)\"},\"samples\":[{\"self\":[2],\"other\":[2]}]}|key 'backward.self, othr': no argument named 'othr'"
   "bad_type|{\"name\":\"bad\",\"doc\":\"d\",\"args\":[{\"name\":\"self\",\"type\":\"Tensr\"}],\"kernels\":{\"CPU\":\"cpu::mul\"},\"samples\":[{}]}|key 'args.self.type': unknown type 'Tensr'"
   "bad_json|{\"name\": |ops/specs/bad_json.json: invalid JSON"
 )

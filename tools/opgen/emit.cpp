@@ -125,6 +125,7 @@ struct FormulaUse {
   std::string text;                 // formula with X.shape() rewritten to X_shape
   std::set<std::string> names;      // referenced saved names (args, outputs, X_shape, ...)
   bool uses_grad = false, uses_grads = false;
+  bool uses_mask = false;           // grad_input_mask: which of the key's inputs need a gradient
 };
 
 const std::vector<std::string> kTensorProps = {"shape", "dtype", "dim", "numel", "device"};
@@ -151,7 +152,7 @@ FormulaUse analyse_formula(const Op& op, const std::string& input, const std::st
   static const std::set<std::string> kAllowedWords = {
       "true", "false", "nullptr", "std", "Tensor", "Scalar", "Shape", "IntArrayRef", "int64_t",
       "double", "float", "bool", "size_t", "auto", "static_cast", "const", "formulas", "tg"};
-  std::set<std::string> known = {"grad", "grads"};
+  std::set<std::string> known = {"grad", "grads", "grad_input_mask"};
   for (const auto& a : op.args) known.insert(a.name);
   for (const auto& r : op.rets) known.insert(r.name);
   for (const auto& t : tensorish)
@@ -191,6 +192,8 @@ FormulaUse analyse_formula(const Op& op, const std::string& input, const std::st
           use.uses_grad = true;
         } else if (word == "grads") {
           use.uses_grads = true;
+        } else if (word == "grad_input_mask") {
+          use.uses_mask = true;
         } else {
           use.names.insert(word);
         }
@@ -333,11 +336,19 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
       if (diff_inputs[i]->name == input) return i;
     return size_t{0};
   };
+  // "needs_input_grad(0) || needs_input_grad(2)": some input of backward key k needs a gradient
+  auto key_condition = [&](size_t k, const std::string& prefix) {
+    if (list_input) return prefix + "any_input_needs_grad()";
+    std::string cond;
+    for (const auto& input : backward_inputs(op.backward[k].first))
+      cond += (cond.empty() ? "" : " || ") + prefix + "needs_input_grad(" + std::to_string(edge_index(input)) + ")";
+    return cond;
+  };
   auto needed_condition = [&](const std::string& name) {  // save `name` if any input using it needs grad
     std::string cond;
     for (size_t k = 0; k < op.backward.size(); ++k)
       if (uses[k].names.count(name)) {
-        std::string c = list_input ? "node->any_input_needs_grad()" : "node->needs_input_grad(" + std::to_string(edge_index(op.backward[k].first)) + ")";
+        std::string c = key_condition(k, "node->");
         if (cond.find(c) == std::string::npos) cond += (cond.empty() ? "" : " || ") + c;
       }
     return cond;
@@ -400,21 +411,28 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
   c << "  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {\n";
   c << "    std::vector<Tensor> grad_inputs(next_edges.size());\n";
   for (size_t k = 0; k < op.backward.size(); ++k) {
-    const auto& [input, formula] = op.backward[k];
+    const auto& [key, formula] = op.backward[k];
     const FormulaUse& u = uses[k];
-    if (list_input) {
-      c << "    if (any_input_needs_grad()) {\n";
-    } else {
-      c << "    if (needs_input_grad(" << edge_index(input) << ")) {\n";
-    }
+    const std::vector<std::string> inputs = backward_inputs(key);
+    c << "    if (" << key_condition(k, "") << ") {\n";
     if (u.uses_grad) c << "      const Tensor& grad = grads[0];\n";
     for (const auto& it : saved_items)
       if (u.names.count(it.name)) c << "      " << it.unpack << "\n";
-    c << "      // " << input << ": " << formula << "\n";
+    if (u.uses_mask) {
+      c << "      const std::array<bool, " << inputs.size() << "> grad_input_mask{";
+      for (size_t m = 0; m < inputs.size(); ++m)
+        c << (m ? ", " : "") << (list_input ? std::string("true") : "needs_input_grad(" + std::to_string(edge_index(inputs[m])) + ")");
+      c << "};\n";
+    }
+    c << "      // " << key << ": " << formula << "\n";
     if (list_input) {
       c << "      grad_inputs = " << u.text << ";\n";
-    } else {
-      c << "      grad_inputs[" << edge_index(input) << "] = " << u.text << ";\n";
+    } else if (inputs.size() == 1) {
+      c << "      grad_inputs[" << edge_index(key) << "] = " << u.text << ";\n";
+    } else {  // one call, the gradients of the key's inputs in order
+      c << "      auto parts = " << u.text << ";\n";
+      for (size_t m = 0; m < inputs.size(); ++m)
+        c << "      grad_inputs[" << edge_index(inputs[m]) << "] = std::move(std::get<" << m << ">(parts));\n";
     }
     c << "    }\n";
   }
@@ -558,7 +576,7 @@ void emit_prologues(Out& out) {
   out.internal_h << kBanner << "#pragma once\n#include <tapegrad/core/dispatch.h>\n#include <tapegrad/generated/functions.h>\n\nnamespace tg {\n";
   out.ops_cpp << kBanner << "#include <tapegrad/core/inplace.h>\n#include <tapegrad/core/op_checks.h>\n"
               << "#include <tapegrad/generated/kernels.h>\n#include \"ops_internal.h\"\n\nnamespace tg {\n\n";
-  out.autograd_cpp << kBanner << "#include <tapegrad/autograd/formulas.h>\n#include <tapegrad/autograd/node.h>\n"
+  out.autograd_cpp << kBanner << "#include <array>\n#include <tuple>\n\n#include <tapegrad/autograd/formulas.h>\n#include <tapegrad/autograd/node.h>\n"
                    << "#include <tapegrad/core/factories.h>\n#include <tapegrad/core/operators.h>\n#include \"ops_internal.h\"\n\n"
                    << "namespace tg {\nusing namespace tg::formulas;\n\n";
   out.registry_cpp << kBanner << "#include <tapegrad/generated/functions.h>\n#include <tapegrad/ops/registry.h>\n\n"

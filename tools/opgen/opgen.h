@@ -41,7 +41,7 @@ struct Op {
   std::set<std::string> variants;
   std::vector<std::string> dtypes;
   std::vector<std::pair<std::string, std::string>> kernels;  // key -> function
-  std::vector<std::pair<std::string, std::string>> backward; // input -> formula (arg order)
+  std::vector<std::pair<std::string, std::string>> backward; // inputs ("self" or "self, src") -> formula (arg order)
   bool differentiable = true;
   json samples;
 
@@ -66,6 +66,9 @@ struct Op {
     return static_cast<size_t>(std::count_if(rets.begin(), rets.end(), [](const Ret& r) { return r.differentiable; }));
   }
 };
+
+// The inputs a backward key names: "self" -> {self}; "self, src" -> {self, src}.
+std::vector<std::string> backward_inputs(const std::string& key);
 
 [[noreturn]] void spec_fail(const Op& op, const std::string& key, const std::string& what);
 

@@ -6,6 +6,17 @@
 
 namespace opgen {
 
+std::vector<std::string> backward_inputs(const std::string& key) {
+  std::vector<std::string> inputs;
+  std::string name;
+  std::istringstream in(key);
+  while (std::getline(in, name, ',')) {
+    const auto first = name.find_first_not_of(' '), last = name.find_last_not_of(' ');
+    inputs.push_back(first == std::string::npos ? "" : name.substr(first, last - first + 1));
+  }
+  return inputs;
+}
+
 [[noreturn]] void spec_fail(const Op& op, const std::string& key, const std::string& what) {
   throw SpecError(op.file + ": op '" + op.name + "': key '" + key + "': " + what);
 }
@@ -105,17 +116,30 @@ Op parse_op(const std::string& file, const json& j) {
   }
   op.differentiable = j.value("differentiable", true);
   json backward = j.value("backward", json::object());
-  for (const auto& [input, formula] : backward.items()) {
-    const Arg* a = op.find_arg(input);
-    if (!a) spec_fail(op, "backward." + input, "no argument named '" + input + "'");
-    if (!a->is_diff_tensor()) spec_fail(op, "backward." + input, "argument is not a differentiable Tensor");
-    if (!formula.is_string()) spec_fail(op, "backward." + input, "formula must be a string");
+  // A key names one input ("self") or several ("self, src": one formula returns all their
+  // gradients, in the key's order, as PyTorch's derivatives.yaml allows).
+  std::set<std::string> covered;
+  std::vector<std::pair<size_t, std::pair<std::string, std::string>>> ordered;  // first arg's position
+  for (const auto& [key, formula] : backward.items()) {
+    std::vector<std::string> inputs = backward_inputs(key);
+    if (inputs.empty()) spec_fail(op, "backward." + key, "names no input");
+    size_t position = op.args.size();
+    for (const auto& input : inputs) {
+      const Arg* a = op.find_arg(input);
+      if (!a) spec_fail(op, "backward." + key, "no argument named '" + input + "'");
+      if (!a->is_diff_tensor()) spec_fail(op, "backward." + key, "'" + input + "' is not a differentiable Tensor");
+      if (inputs.size() > 1 && a->type == "Tensor[]") spec_fail(op, "backward." + key, "a Tensor[] input needs a key of its own");
+      if (!covered.insert(input).second) spec_fail(op, "backward." + key, "'" + input + "' has two formulas");
+      position = std::min(position, static_cast<size_t>(a - op.args.data()));
+    }
+    if (!formula.is_string()) spec_fail(op, "backward." + key, "formula must be a string");
+    ordered.push_back({position, {key, formula.get<std::string>()}});
   }
-  for (const auto& a : op.args)  // keep argument order
-    if (backward.contains(a.name)) op.backward.emplace_back(a.name, backward[a.name].get<std::string>());
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& entry : ordered) op.backward.push_back(entry.second);  // argument order
   if (op.differentiable) {
     for (const auto* a : op.diff_inputs())
-      if (!backward.contains(a->name))
+      if (!covered.count(a->name))
         spec_fail(op, "backward", "no formula for differentiable input '" + a->name +
                                       "' (add one, or mark the arg \"differentiable\": false)");
     if (op.num_diff_outputs() == 0) spec_fail(op, "returns", "a differentiable op needs a differentiable output");
