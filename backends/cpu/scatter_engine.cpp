@@ -283,6 +283,28 @@ void copy_run(T* dst, const T* src, int64_t n, int64_t stride, bool stream = fal
 template <typename T, typename I>
 bool gather_row(T* out, const T* x, int64_t x_dim, int64_t x_step, const I* ix, int64_t ix_step,
                 int64_t width, int64_t slots) {
+  if (x_step == 0 && ix_step == 1) {  // gathering along the last dim: four entries per turn
+    const auto bound = static_cast<uint64_t>(slots);
+    // negative values wrap to huge unsigned ones: one compare checks both ends
+    auto out_of_range = [&](I v) { return static_cast<uint64_t>(static_cast<int64_t>(v)) >= bound; };
+    // an out-of-range value reads slot 0 (the caller raises)
+    auto at = [&](I v) { return x[(out_of_range(v) ? 0 : static_cast<int64_t>(v)) * x_dim]; };
+    bool bad = false;
+    int64_t j = 0;
+    for (; j + 4 <= width; j += 4) {
+      const I a = ix[j], b = ix[j + 1], c = ix[j + 2], d = ix[j + 3];
+      bad |= out_of_range(a) | out_of_range(b) | out_of_range(c) | out_of_range(d);
+      out[j] = at(a);
+      out[j + 1] = at(b);
+      out[j + 2] = at(c);
+      out[j + 3] = at(d);
+    }
+    for (; j < width; ++j) {
+      bad |= out_of_range(ix[j]);
+      out[j] = at(ix[j]);
+    }
+    return !bad;
+  }
   bool ok = true;
   for (int64_t j = 0; j < width; ++j) {
     const int64_t v = ix[j * ix_step];
