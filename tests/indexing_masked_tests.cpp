@@ -4,6 +4,8 @@
 #include <tapegrad/tapegrad.h>
 
 #include <cstdint>
+#include <random>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -294,4 +296,41 @@ TEST_CASE("index_fill: large inputs agree with a plain loop") {
   want = values(x);
   for (int64_t j = 0; j < cols; ++j) want[static_cast<size_t>(7 * cols + j)] = 2;
   CHECK(values(tg::index_fill(x, 0, tg::tensor(std::vector<int64_t>{7, -293}), 2.0)) == want);
+}
+
+TEST_CASE("masked_select / masked_scatter / its backward: random masks, odd sizes, every layout") {
+  // Odd lengths (not multiples of the kernels' 8-element steps or 512-element blocks), short
+  // periods that get tiled, full-shape masks and column masks, all against plain loops.
+  std::mt19937 rng(7);
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{37, 1027}, {5, 3}, {1, 1}, {600, 13}}) {
+    for (int layout = 0; layout < 3; ++layout) {
+      CAPTURE(rows);
+      CAPTURE(cols);
+      CAPTURE(layout);
+      // layout 0: a row mask [cols]; 1: the full shape; 2: a column mask [rows, 1]
+      const int64_t mrows = layout == 0 ? 1 : rows, mcols = layout == 2 ? 1 : cols;
+      std::vector<bool> m(static_cast<size_t>(mrows * mcols));
+      for (size_t e = 0; e < m.size(); ++e) m[e] = rng() % 2 == 0;
+      const tg::Tensor mask = layout == 0 ? bools(m, {cols}) : bools(m, {mrows, mcols});
+      auto at = [&](int64_t i, int64_t j) {
+        return m[static_cast<size_t>((layout == 2 ? i : (layout == 0 ? 0 : i)) * mcols +
+                                     (layout == 2 ? 0 : j))];
+      };
+      const tg::Tensor x = counting(rows, cols), src = -counting(rows, cols) - 1;
+      std::vector<double> selected, scattered = values(x), grad_source(rows * cols, 0.0);
+      const std::vector<double> s = values(src);
+      size_t k = 0;
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          if (at(i, j)) {
+            selected.push_back(static_cast<double>(i * cols + j));
+            scattered[static_cast<size_t>(i * cols + j)] = s[k];
+            grad_source[k] = static_cast<double>(i * cols + j);  // grad_output = x's values
+            ++k;
+          }
+      CHECK(values(tg::masked_select(x, mask)) == selected);
+      CHECK(values(tg::masked_scatter(x, mask, src)) == scattered);
+      CHECK(values(tg::masked_scatter_backward(x, mask, {rows, cols})) == grad_source);
+    }
+  }
 }

@@ -6,6 +6,9 @@
 // count the trues of each chunk (so each chunk knows its first k, and the total is checked
 // before anything is written), then move the data, one pass over it.
 #include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -81,6 +84,60 @@ struct MaskCount {
   int64_t total() const { return first.back(); }
 };
 
+// The mask's bools (bytes 0 or 1) eight at a time, as one 64-bit word.
+inline uint64_t eight(const bool* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+
+// The number of trues in p[0, len): eight bytes summed by one multiply (the top byte of
+// w * 0x0101...01 is the sum of w's bytes).
+inline int64_t count_trues(const bool* p, int64_t len) {
+  int64_t count = 0, t = 0;
+  for (; t + 8 <= len; t += 8)
+    count += static_cast<int64_t>((eight(p + t) * 0x0101010101010101ULL) >> 56);
+  for (; t < len; ++t) count += p[t];
+  return count;
+}
+
+// kTrueOffsets[bits]: the positions of the set bits of an 8-bit pattern, lowest first.
+constexpr auto kTrueOffsets = [] {
+  std::array<std::array<uint8_t, 8>, 256> table{};
+  for (int bits = 0; bits < 256; ++bits) {
+    int k = 0;
+    for (int b = 0; b < 8; ++b)
+      if (bits >> b & 1) table[bits][k++] = static_cast<uint8_t>(b);
+  }
+  return table;
+}();
+
+// Calls fn(t0, at, k) for blocks of a run of the mask p[0, len): at[0, k) are the offsets (from
+// t0) of the block's trues, in order. Eight bools at a time and without a branch: their 8-bit
+// pattern (the low bit of each byte, gathered by one multiply) picks the offsets from a table,
+// all eight are written and the cursor moves past the trues only (a branch per element would be
+// mispredicted half the time on a random mask).
+template <typename Fn> void for_true_blocks(const bool* p, int64_t len, const Fn& fn) {
+  constexpr int64_t kBlock = 512;
+  int32_t at[kBlock + 8];
+  for (int64_t t0 = 0; t0 < len; t0 += kBlock) {
+    const int64_t n = std::min(kBlock, len - t0);
+    const bool* q = p + t0;
+    int64_t k = 0, t = 0;
+    for (; t + 8 <= n; t += 8) {
+      const auto bits = static_cast<unsigned>((eight(q + t) * 0x0102040810204080ULL) >> 56);
+      const std::array<uint8_t, 8>& offsets = kTrueOffsets[bits];
+      for (int b = 0; b < 8; ++b) at[k + b] = static_cast<int32_t>(t + offsets[b]);
+      k += std::popcount(bits);
+    }
+    for (; t < n; ++t) {
+      at[k] = static_cast<int32_t>(t);
+      k += q[t];
+    }
+    fn(t0, static_cast<const int32_t*>(at), k);
+  }
+}
+
 MaskCount count_mask(const MaskView& m, int64_t n) {
   MaskCount c;
   c.n = n;
@@ -89,9 +146,8 @@ MaskCount count_mask(const MaskView& m, int64_t n) {
   parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t k = b; k < e; ++k) {
       int64_t count = 0;
-      for_each_run(m, k * c.chunk, std::min(n, (k + 1) * c.chunk), [&](int64_t, const bool* p, int64_t len) {
-        for (int64_t t = 0; t < len; ++t) count += p[t];
-      });
+      for_each_run(m, k * c.chunk, std::min(n, (k + 1) * c.chunk),
+                   [&](int64_t, const bool* p, int64_t len) { count += count_trues(p, len); });
       c.first[static_cast<size_t>(k) + 1] = count;
     }
   });
@@ -100,15 +156,13 @@ MaskCount count_mask(const MaskView& m, int64_t n) {
 }
 
 // Calls fn(i, mask, len, rank) for every run of every chunk, chunks in parallel; rank is the
-// number of trues before element i.
+// number of trues before element i, and fn advances it past the run's trues.
 template <typename Fn> void for_each_chunk(const MaskView& m, const MaskCount& c, const Fn& fn) {
   parallel_for(0, c.chunks(), 1, [&](int64_t b, int64_t e) {
     for (int64_t k = b; k < e; ++k) {
       int64_t rank = c.first[static_cast<size_t>(k)];
-      for_each_run(m, k * c.chunk, std::min(c.n, (k + 1) * c.chunk), [&](int64_t i, const bool* p, int64_t len) {
-        fn(i, p, len, rank);
-        for (int64_t t = 0; t < len; ++t) rank += p[t];
-      });
+      for_each_run(m, k * c.chunk, std::min(c.n, (k + 1) * c.chunk),
+                   [&](int64_t i, const bool* p, int64_t len) { fn(i, p, len, rank); });
     }
   });
 }
@@ -154,9 +208,11 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
     using T = typename decltype(tag)::type;
     const T* s = src.data<T>();
     T* o = out.data<T>();
-    for_each_chunk(m, count, [&](int64_t i, const bool* p, int64_t len, int64_t rank) {
-      for (int64_t t = 0; t < len; ++t)
-        if (p[t]) o[rank++] = s[i + t];
+    for_each_chunk(m, count, [&](int64_t i, const bool* p, int64_t len, int64_t& rank) {
+      for_true_blocks(p, len, [&](int64_t t0, const int32_t* at, int64_t k) {
+        for (int64_t j = 0; j < k; ++j) o[rank + j] = s[i + t0 + at[j]];
+        rank += k;
+      });
     });
   });
   return out;
@@ -186,17 +242,15 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
   visit_dtype(op, self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* s = src.data<T>();
-    const T* x = fused ? self.data<T>() : out.data<T>();
+    const T* x = self.data<T>();
     T* o = out.data<T>();
-    const int64_t last = count.total() - 1;
-    // Branch-free: both candidates are loaded (source's index clamped so it stays in bounds) and
-    // one is picked, so a random mask costs no mispredicted branches.
-    for_each_chunk(m, count, [&](int64_t i, const bool* p, int64_t len, int64_t rank) {
-      for (int64_t t = 0; t < len; ++t) {
-        const T from_source = s[std::min(rank, last)];
-        o[i + t] = p[t] ? from_source : x[i + t];
-        rank += p[t];
-      }
+    // self's values first (fused: a copy of the run), then source's at the trues, in order
+    for_each_chunk(m, count, [&](int64_t i, const bool* p, int64_t len, int64_t& rank) {
+      if (fused) std::memcpy(o + i, x + i, static_cast<size_t>(len) * sizeof(T));
+      for_true_blocks(p, len, [&](int64_t t0, const int32_t* at, int64_t k) {
+        for (int64_t j = 0; j < k; ++j) o[i + t0 + at[j]] = s[rank + j];
+        rank += k;
+      });
     });
   });
   return out;
@@ -229,9 +283,11 @@ Tensor masked_scatter_backward(const Tensor& grad_output, const Tensor& mask,
     if (repeated && total > 0) {
       std::fill_n(o, total, x[0]);
     } else if (total > 0) {
-      for_each_chunk(m, count, [&](int64_t i, const bool* p, int64_t len, int64_t rank) {
-        for (int64_t t = 0; t < len; ++t)
-          if (p[t]) o[rank++] = x[i + t];
+      for_each_chunk(m, count, [&](int64_t i, const bool* p, int64_t len, int64_t& rank) {
+        for_true_blocks(p, len, [&](int64_t t0, const int32_t* at, int64_t k) {
+          for (int64_t j = 0; j < k; ++j) o[rank + j] = x[i + t0 + at[j]];
+          rank += k;
+        });
       });
     }
     std::fill(o + total, o + out.numel(), T(0));

@@ -1,5 +1,4 @@
 // The forward kernels of the index/scatter engine (see scatter_engine.h for the two layouts).
-#include <bit>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -106,20 +105,6 @@ namespace {
 // ---- scatter (walk form) ------------------------------------------------------------------------
 
 enum { OUT, INDEX, SRC, COUNT };  // scatter_walk's tensors, in Walk::add order
-
-// c ? a : b without a branch (GCC compiles a float `?:` into a jump, which a first-touch test
-// mispredicts often).
-template <typename T>
-inline T pick(bool c, T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-    const U mask = U(0) - U(c);
-    return std::bit_cast<T>(
-        static_cast<U>((std::bit_cast<U>(a) & mask) | (std::bit_cast<U>(b) & ~mask)));
-  } else {
-    return c ? a : b;
-  }
-}
 
 // One entry combined into out. kCounted: count it in n; kFresh (include_self false): a slot
 // starts from `start` on its first entry. o_at, n_at: the slot's offsets in out and n.

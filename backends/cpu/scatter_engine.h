@@ -13,6 +13,7 @@
 //   entries; entry k combines a whole row of `inner` values, in loops the compiler vectorises.
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -386,6 +387,20 @@ void visit_reduce(Reduce reduce, Fn&& fn) {
       case Reduce::Amin:
         return fn(AminOp<T>{});
     }
+  }
+}
+
+// c ? a : b without a branch (GCC compiles a float `?:` into a jump, which a random condition
+// mispredicts half the time).
+template <typename T>
+inline T pick(bool c, T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    const U mask = U(0) - U(c);
+    return std::bit_cast<T>(
+        static_cast<U>((std::bit_cast<U>(a) & mask) | (std::bit_cast<U>(b) & ~mask)));
+  } else {
+    return c ? a : b;
   }
 }
 
