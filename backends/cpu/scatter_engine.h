@@ -98,13 +98,6 @@ Tensor fresh_copy(const Tensor& t);
 // t itself when contiguous, else fresh_copy(t).
 Tensor dense(const Tensor& t);
 
-// Results at least this large are written with non-temporal stores: they bypass the cache, which
-// such a result would only flush, and skip the read a plain store makes of each line first.
-inline constexpr int64_t kStreamBytes = int64_t{8} << 20;
-// memcpy with non-temporal stores; stream_fence() after the last one, before the data is shared.
-void stream_copy(void* dst, const void* src, size_t bytes);
-void stream_fence();
-
 // A 0-d tensor seen as [1] (so dim 0 / -1 work on 0-d tensors, as in PyTorch); others unchanged.
 Tensor as_1d(const Tensor& t);
 
