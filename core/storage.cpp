@@ -44,8 +44,13 @@ class CpuAllocator final : public Allocator {
     }
     if (n >= kCacheMin) {
       std::lock_guard<std::mutex> lock(mutex_);
-      auto it = free_.find(n);
-      if (it != free_.end()) {
+      // the most recently freed block of that size (multimap keeps equal keys in insertion
+      // order): its lines are the likeliest to be still in cache. The oldest one, which find()
+      // returns, made a loop that frees and reallocates a result cycle through every cached block
+      // of its size, each one cold (index_select of 16 MiB after other 16 MiB cases: 2x slower).
+      const auto [first, last] = free_.equal_range(n);
+      if (first != last) {
+        const auto it = std::prev(last);
         void* p = it->second;
         free_.erase(it);
         stats_.cached -= n;

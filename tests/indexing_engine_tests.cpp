@@ -330,3 +330,39 @@ TEST_CASE("scatter engine: tensors with a zero-size dim, forward and both backwa
     }
   }
 }
+
+TEST_CASE("row-form ops with a source that repeats one row (an expanded gradient) match a dense one") {
+  // Such a source is combined slot by slot instead of in index order; every slot must still see
+  // its entries in index order, so the results are bit-identical to a dense copy of the source.
+  for (int trial = 0; trial < 40; ++trial) {
+    const int64_t slots = 1 + pick(6), n = pick(12), width = 1 + pick(5);
+    CAPTURE(trial);
+    const tg::Tensor self = pool_values({slots, width});
+    const tg::Tensor index = random_index({n}, slots, trial % 2 == 0);
+    // every stride 0 (one value repeated, as sum()'s gradient is); a repeated row [1, width]
+    // is copied dense by the kernels anyway
+    const tg::Tensor expanded = pool_values({}).expand({n, width}), dense = expanded.contiguous();
+    auto same = [](const tg::Tensor& a, const tg::Tensor& b) {
+      const Vec x = a.to_vector<double>(), y = b.to_vector<double>();
+      bool ok = x.size() == y.size();
+      for (size_t e = 0; ok && e < x.size(); ++e)
+        ok = x[e] == y[e] || (std::isnan(x[e]) && std::isnan(y[e]));
+      return ok;
+    };
+    CHECK(same(tg::index_add(self, 0, index, expanded, 0.5),
+               tg::index_add(self, 0, index, dense, 0.5)));
+    for (const char* reduce : {"prod", "mean", "amax", "amin"})
+      for (bool include_self : {true, false}) {
+        CAPTURE(reduce);
+        CAPTURE(include_self);
+        CHECK(same(tg::index_reduce(self, 0, index, expanded, reduce, include_self),
+                   tg::index_reduce(self, 0, index, dense, reduce, include_self)));
+      }
+    // index_select's gradient from sum(): an expanded ones gradient
+    tg::Tensor x = self.detach().requires_grad_();
+    tg::sum(tg::index_select(x, 0, index)).backward();
+    const tg::Tensor want = tg::index_select_backward(tg::ones({n, width}, tg::kFloat64),
+                                                      {slots, width}, 0, index);
+    CHECK(same(x.grad(), want));
+  }
+}

@@ -172,34 +172,65 @@ void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_
                         bool fresh) {
   const Dims3 d = dims3(out.shape(), dim);
   const int64_t n = static_cast<int64_t>(ix.size()), slots = d.mid, inner = d.inner;
-  std::vector<int64_t> count(static_cast<size_t>(slots), 0);  // the same for every column
-  std::vector<char> first(static_cast<size_t>(n), 0);         // entry k is its slot's first
-  for (int64_t k = 0; k < n; ++k)
-    first[static_cast<size_t>(k)] = count[static_cast<size_t>(ix[static_cast<size_t>(k)])]++ == 0;
+  // The entries grouped by slot, in index order within each slot (a stable counting sort):
+  // entries begin[slot] to begin[slot + 1] of `order`.
+  std::vector<int64_t> begin(static_cast<size_t>(slots) + 1, 0), order(static_cast<size_t>(n));
+  for (int64_t slot : ix) ++begin[static_cast<size_t>(slot) + 1];
+  for (int64_t slot = 0; slot < slots; ++slot)
+    begin[static_cast<size_t>(slot) + 1] += begin[static_cast<size_t>(slot)];
+  {
+    std::vector<int64_t> next(begin.begin(), begin.end() - 1);
+    for (int64_t k = 0; k < n; ++k)
+      order[static_cast<size_t>(next[static_cast<size_t>(ix[static_cast<size_t>(k)])]++)] = k;
+  }
+  auto count = [&](int64_t slot) {
+    return begin[static_cast<size_t>(slot) + 1] - begin[static_cast<size_t>(slot)];
+  };
   T* o = out.data<T>();
   const T start = identity<T>(reduce);
   const bool restart = fresh || !include_self;  // a slot's first entry starts from `start`
+  // A source that repeats one row (an expanded gradient) is read from cache whatever the order,
+  // so the entries go slot by slot: each destination row is loaded once and stays in cache while
+  // its entries combine into it. Otherwise they go in index order, reading the large source in
+  // memory order (slot order reads it at random and was slower). The combines of a slot happen
+  // in index order either way: the same result, bit for bit.
+  const bool by_slot = src.outer_stride == 0 && src.mid_stride == 0;
   for_each_column_block(d.outer, inner, n, [&](int64_t b, int64_t j0, int64_t j1) {
     T* ob = o + b * slots * inner;
-    if (fresh)  // slots no entry reaches
-      for (int64_t slot = 0; slot < slots; ++slot)
-        if (count[static_cast<size_t>(slot)] == 0)
-          std::fill(ob + slot * inner + j0, ob + slot * inner + j1, start);
-    constexpr int64_t kAhead = 4;
-    for (int64_t k = 0; k < n; ++k) {
-      if (k + kAhead < n)  // rows go to random slots
-        prefetch_row<1>(ob + ix[static_cast<size_t>(k + kAhead)] * inner + j0, j1 - j0);
-      T* __restrict orow = ob + ix[static_cast<size_t>(k)] * inner;
-      const T* __restrict srow = src.row(b, k);
-      if (restart && first[static_cast<size_t>(k)])
+    auto combine = [&](T* __restrict orow, const T* __restrict srow, bool first_of_slot) {
+      if (restart && first_of_slot)
         for (int64_t j = j0; j < j1; ++j) orow[j] = op(start, srow[j]);
       else
         for (int64_t j = j0; j < j1; ++j) orow[j] = op(orow[j], srow[j]);
+    };
+    if (fresh)  // slots no entry reaches
+      for (int64_t slot = 0; slot < slots; ++slot)
+        if (count(slot) == 0) std::fill(ob + slot * inner + j0, ob + slot * inner + j1, start);
+    if (by_slot) {
+      for (int64_t slot = 0; slot < slots; ++slot) {
+        const int64_t first = begin[static_cast<size_t>(slot)];
+        for (int64_t e = first; e < first + count(slot); ++e)
+          combine(ob + slot * inner, src.row(b, order[static_cast<size_t>(e)]), e == first);
+      }
+    } else {
+      std::vector<char> seen(restart ? static_cast<size_t>(slots) : 0, 0);
+      constexpr int64_t kAhead = 4;
+      for (int64_t k = 0; k < n; ++k) {
+        if (k + kAhead < n)  // rows go to random slots
+          prefetch_row<1>(ob + ix[static_cast<size_t>(k + kAhead)] * inner + j0, j1 - j0);
+        const int64_t slot = ix[static_cast<size_t>(k)];
+        bool first_of_slot = false;
+        if (restart) {
+          first_of_slot = !seen[static_cast<size_t>(slot)];
+          seen[static_cast<size_t>(slot)] = 1;
+        }
+        combine(ob + slot * inner, src.row(b, k), first_of_slot);
+      }
     }
     if (reduce != Reduce::Mean) return;
     for (int64_t slot = 0; slot < slots; ++slot) {
-      const int64_t c = count[static_cast<size_t>(slot)] + (include_self ? 1 : 0);
-      if (count[static_cast<size_t>(slot)] == 0) continue;
+      if (count(slot) == 0) continue;
+      const int64_t c = count(slot) + (include_self ? 1 : 0);
       T* orow = ob + slot * inner;
       for (int64_t j = j0; j < j1; ++j) orow[j] = divide(orow[j], c);
     }
@@ -231,7 +262,9 @@ bool gather_row(T* out, const T* x, int64_t x_dim, int64_t x_step, const I* ix, 
   if (x_step == 0 && ix_step == 1) {  // gathering along the last dim: four entries per turn
     const auto bound = static_cast<uint64_t>(slots);
     // negative values wrap to huge unsigned ones: one compare checks both ends
-    auto out_of_range = [&](I v) { return static_cast<uint64_t>(static_cast<int64_t>(v)) >= bound; };
+    auto out_of_range = [&](I v) {
+      return static_cast<uint64_t>(static_cast<int64_t>(v)) >= bound;
+    };
     // an out-of-range value reads slot 0 (the caller raises)
     auto at = [&](I v) { return x[(out_of_range(v) ? 0 : static_cast<int64_t>(v)) * x_dim]; };
     bool bad = false;
