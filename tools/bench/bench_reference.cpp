@@ -1,5 +1,9 @@
-// The memory-bandwidth reference: a hand-written STREAM triad a[i] = b[i] + s * c[i] over
-// std::vector<float>, split into equal contiguous chunks over num_threads() std::threads.
+// Hand-written references: the memory-bandwidth ceiling, a STREAM triad a[i] = b[i] + s * c[i]
+// over std::vector<float>, split into equal contiguous chunks over num_threads() std::threads;
+// and the floor of scatter_reduce's issue-3 case (1 thread): its scatter-add and the gather that
+// is src's gradient as bare loops (no checks, no allocation, no framework).
+#include <cstdint>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -35,8 +39,54 @@ void stream_triad(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * 3 * int64_t{sizeof(float)} * n);
 }
 
+// The scatter_reduce case of bench_indexing_*.cpp: src [1024, 1024] into [1024, 256] along dim 1,
+// int64 index in [0, 256).
+struct ScatterCase {
+  static constexpr int64_t kRows = 1024, kLength = 1024, kSlots = 256;
+  std::vector<int64_t> index = std::vector<int64_t>(kRows * kLength);
+  std::vector<float> src = std::vector<float>(kRows * kLength, 1.0f);
+  std::vector<float> out = std::vector<float>(kRows * kSlots, 0.0f);
+  std::vector<float> gathered = std::vector<float>(kRows * kLength, 0.0f);
+  ScatterCase() {
+    std::mt19937 rng(0);
+    for (int64_t& v : index) v = static_cast<int64_t>(rng() % kSlots);
+  }
+};
+
+void floor_scatter_add(benchmark::State& state) {
+  ScatterCase c;
+  for (auto _ : state) {
+    for (int64_t row = 0; row < c.kRows; ++row) {
+      float* o = c.out.data() + row * c.kSlots;
+      const int64_t* ix = c.index.data() + row * c.kLength;
+      const float* s = c.src.data() + row * c.kLength;
+      for (int64_t k = 0; k < c.kLength; ++k) o[ix[k]] += s[k];
+    }
+    benchmark::DoNotOptimize(c.out.data());
+    benchmark::ClobberMemory();
+  }
+}
+
+void floor_gather(benchmark::State& state) {
+  ScatterCase c;
+  for (auto _ : state) {
+    for (int64_t row = 0; row < c.kRows; ++row) {
+      const float* o = c.out.data() + row * c.kSlots;
+      const int64_t* ix = c.index.data() + row * c.kLength;
+      float* g = c.gathered.data() + row * c.kLength;
+      for (int64_t k = 0; k < c.kLength; ++k) g[k] = o[ix[k]];
+    }
+    benchmark::DoNotOptimize(c.gathered.data());
+    benchmark::ClobberMemory();
+  }
+}
+
 }  // namespace
 
-std::vector<Case> reference_cases() { return {{"stream_triad_1<<24", stream_triad, true}}; }
+std::vector<Case> reference_cases() {
+  return {{"stream_triad_1<<24", stream_triad, true},
+          {"floor_scatter_reduce_sum_fwd", floor_scatter_add, true},
+          {"floor_scatter_reduce_src_grad", floor_gather, true}};
+}
 
 }  // namespace tg_bench
