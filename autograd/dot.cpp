@@ -84,11 +84,12 @@ std::vector<TapeEntry> tape_of(const Tensor& t) {
 void print_tape(const Tensor& t, std::ostream& os) {
   for (const auto& e : tape_of(t)) {
     os << "#" << e.sequence_nr << " " << e.name << " -> " << shape_text(e.output_shape) << "\n";
-    for (size_t i = 0; i < e.inputs.size(); ++i) {
-      os << "    input " << i << ": " << e.inputs[i];
-      if (i < e.formulas.size()) os << "   grad " << e.formulas[i].first << " = " << e.formulas[i].second;
-      os << "\n";
-    }
+    for (size_t i = 0; i < e.inputs.size(); ++i)
+      os << "    input " << i << ": " << e.inputs[i] << "\n";
+    // one line per formula: a formula may serve several inputs ("self, src"), and inputs that
+    // need no gradient have none
+    for (const auto& [inputs, formula] : e.formulas)
+      os << "    grad " << inputs << " = " << formula << "\n";
   }
 }
 

@@ -225,6 +225,14 @@ TEST_CASE("to_dot and tape_of show the recorded ops, their formulas and the leav
   std::ostringstream printed;
   autograd::print_tape(loss, printed);
   CHECK(printed.str().find("MulBackward -> [2]") != std::string::npos);
+  CHECK(printed.str().find("grad other = grad * self") != std::string::npos);
+  // a formula that serves two inputs appears once, under its joint key
+  const Tensor self = tensor({1.0, 2.0, 3.0}).requires_grad_();
+  const Tensor src = tensor({4.0, 5.0}).requires_grad_();
+  const Tensor out = scatter_reduce(self, 0, tensor(std::vector<int64_t>{0, 2}), src, "amax");
+  std::ostringstream joint;
+  autograd::print_tape(out.sum(), joint);
+  CHECK(joint.str().find("grad self, src = scatter_reduce_grads(") != std::string::npos);
 }
 
 TEST_CASE("Dropout, Embedding, LayerNorm and GELU modules") {
