@@ -213,18 +213,13 @@ void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_
           combine(ob + slot * inner, src.row(b, order[static_cast<size_t>(e)]), e == first);
       }
     } else {
-      std::vector<char> seen(restart ? static_cast<size_t>(slots) : 0, 0);
       constexpr int64_t kAhead = 4;
       for (int64_t k = 0; k < n; ++k) {
         if (k + kAhead < n)  // rows go to random slots
           prefetch_row<1>(ob + ix[static_cast<size_t>(k + kAhead)] * inner + j0, j1 - j0);
         const int64_t slot = ix[static_cast<size_t>(k)];
-        bool first_of_slot = false;
-        if (restart) {
-          first_of_slot = !seen[static_cast<size_t>(slot)];
-          seen[static_cast<size_t>(slot)] = 1;
-        }
-        combine(ob + slot * inner, src.row(b, k), first_of_slot);
+        const int64_t slot_first = order[static_cast<size_t>(begin[static_cast<size_t>(slot)])];
+        combine(ob + slot * inner, src.row(b, k), slot_first == k);
       }
     }
     if (reduce != Reduce::Mean) return;
