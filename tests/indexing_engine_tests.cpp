@@ -366,3 +366,27 @@ TEST_CASE("row-form ops with a source that repeats one row (an expanded gradient
     CHECK(same(x.grad(), want));
   }
 }
+
+TEST_CASE("amax / amin: a NaN among a slot's contributors makes the slot NaN, wherever it comes") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // slot 0 gets NaN first then numbers, slot 1 numbers then NaN, slot 2 numbers only, slot 3
+  // nothing (self's value, NaN in self for slot 3)
+  const tg::Tensor self = tg::tensor(std::vector<double>{0, 0, 0, nan});
+  const tg::Tensor index = tg::tensor(std::vector<int64_t>{0, 1, 0, 2, 1, 2});
+  const tg::Tensor src = tg::tensor(std::vector<double>{nan, 5, 7, -1, nan, 4});
+  for (const char* reduce : {"amax", "amin"})
+    for (bool include_self : {true, false}) {
+      CAPTURE(reduce);
+      CAPTURE(include_self);
+      const double slot2 = std::string(reduce) == "amax" ? 4 : -1;
+      for (bool rows : {false, true}) {
+        const Vec got = (rows ? tg::index_reduce(self, 0, index, src, reduce, include_self)
+                              : tg::scatter_reduce(self, 0, index, src, reduce, include_self))
+                            .to_vector<double>();
+        CHECK(std::isnan(got[0]));
+        CHECK(std::isnan(got[1]));
+        CHECK(got[2] == slot2);
+        CHECK(std::isnan(got[3]));
+      }
+    }
+}

@@ -347,17 +347,19 @@ struct ProdOp {
 template <typename T>
 struct AmaxOp {
   T operator()(T s, T v) const {
-    // maxss (a NaN slot stays); then a NaN value wins: a branch that is never taken, cheaper
-    // than a select, which would lengthen each slot's read-modify-write chain
-    const T m = v > s ? v : s;
-    return v != v ? v : m;
+    // A NaN value wins: a branch that is (almost) never taken, kept a branch (GCC otherwise
+    // turns it into a select through integer registers, which lengthens each slot's
+    // read-modify-write chain: scatter_reduce amax forward 1.32 -> 0.95 ms). Then maxss, which
+    // keeps a NaN slot.
+    if (__builtin_expect(v != v, 0)) return v;
+    return v > s ? v : s;
   }
 };
 template <typename T>
 struct AminOp {
   T operator()(T s, T v) const {
-    const T m = v < s ? v : s;
-    return v != v ? v : m;
+    if (__builtin_expect(v != v, 0)) return v;
+    return v < s ? v : s;
   }
 };
 
