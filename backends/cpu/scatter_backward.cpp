@@ -1,7 +1,7 @@
 // CPU kernels of the fused backward ops of the index/scatter family:
 //   gather_backward, index_select_backward: grad added into a fresh zero tensor of self's shape;
-//   scatter_reduce_backward (walk form), index_reduce_backward (row form): the gradient of self or
-//   of src/source, in one or two passes over the entries.
+//   scatter_reduce_backward (walk form), index_reduce_backward (row form): the gradients of self
+//   and/or of src/source, from one set of per-slot statistics (src's written in the same walk).
 // The rules are those of the composed formulas in autograd/formulas/scatter.cpp (used for double
 // backward), with the same arithmetic, so both paths give the same values:
 //   sum   self: grad                      src: grad at the slot
