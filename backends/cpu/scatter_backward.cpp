@@ -192,18 +192,11 @@ enum { INDEX, SRC, GRAD, RESULT, SELF, STATS, GRAD_SRC };  // the walk's tensors
 // keeps it in registers. False if an index value was out of range.
 template <Reduce kR, bool kCount, bool kStats, typename T, typename I>
 bool stats_task(const Span& sp, const I* ix, const T* s, const T* r, Stats<T> st, int64_t slots) {
-  bool ok = true;
-  for_entries(sp, [&](const Line& l, int64_t k) {
-    const int64_t slot = ix[l.at(INDEX, k)];
-    if (!IndexGuard::in_range(slot, slots)) {
-      ok = false;
-      return;
-    }
+  return for_valid_entries<INDEX>(sp, ix, slots, [&](const Line& l, int64_t k, int64_t slot) {
     const int64_t b = l.at(STATS, slot);
     if constexpr (kCount) ++st.count[b];
     if constexpr (kStats) st.template add<kR>(b, s[l.at(SRC, k)], r[l.at(RESULT, slot)]);
   });
-  return ok;
 }
 
 // src's gradient along one line (one inner position, g_src stepping by 1), in chunks: the slot
@@ -280,19 +273,12 @@ bool src_grad_task(const Span& sp, const I* ix, const T* s, const T* g, const T*
   if (slots == 0) return sp.length == 0;  // every entry out of range
   if (sp.width == 1 && sp.first.step[GRAD_SRC] == 1 && (kR != Reduce::Prod || !st.zeros))
     return src_grad_line<kR>(sp.first, sp.length, ix, s, g, r, st, share, out, slots, extra);
-  bool ok = true;
-  for_entries(sp, [&](const Line& l, int64_t k) {
-    const int64_t slot = ix[l.at(INDEX, k)];
-    if (!IndexGuard::in_range(slot, slots)) {
-      ok = false;
-      return;
-    }
+  return for_valid_entries<INDEX>(sp, ix, slots, [&](const Line& l, int64_t k, int64_t slot) {
     const int64_t b = l.at(STATS, slot);
     const T n = kR == Reduce::Mean ? static_cast<T>(st.count[b] + extra) : T(1);
     out[l.at(GRAD_SRC, k)] =
         src_grad_at<kR>(st, b, g[l.at(GRAD, slot)], r[l.at(RESULT, slot)], s[l.at(SRC, k)], n);
   });
-  return ok;
 }
 
 // Calls fn(std::bool_constant<a>, std::bool_constant<b>).

@@ -94,8 +94,8 @@ inline void combine_entry(T* o, int64_t o_at, int32_t* n, int64_t n_at, T value,
 template <bool kCounted, bool kFresh, typename T, typename I, typename Op>
 bool scatter_task(const Span& sp, T* o, const I* ix, const T* s, int32_t* n, int64_t slots,
                   T start, Op op) {
-  bool ok = true;
   if (sp.width == 1) {  // base pointers, not offsets: few enough values to stay in registers
+    bool ok = true;
     const Line& l = sp.first;
     T* const ob = o + l.off[OUT];
     const I* const ib = ix + l.off[INDEX];
@@ -112,16 +112,10 @@ bool scatter_task(const Span& sp, T* o, const I* ix, const T* s, int32_t* n, int
     }
     return ok;
   }
-  for_entries(sp, [&](const Line& l, int64_t k) {
-    const int64_t slot = ix[l.at(INDEX, k)];
-    if (!IndexGuard::in_range(slot, slots)) {
-      ok = false;
-      return;
-    }
+  return for_valid_entries<INDEX>(sp, ix, slots, [&](const Line& l, int64_t k, int64_t slot) {
     combine_entry<kCounted, kFresh>(o, l.at(OUT, slot), n, l.at(COUNT, slot), s[l.at(SRC, k)],
                                     start, op);
   });
-  return ok;
 }
 
 template <typename T, typename I, typename Op>

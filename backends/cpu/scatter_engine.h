@@ -232,6 +232,23 @@ inline void for_entries(const Span& s, Fn&& fn) {
   }
 }
 
+// for_entries over the entries whose index value (walk tensor kIndex) lies in [0, slots):
+// fn(line, k, slot). Others are skipped; returns false if there were any (the caller raises once
+// every thread is done).
+template <int kIndex, typename I, typename Fn>
+inline bool for_valid_entries(const Span& s, const I* ix, int64_t slots, Fn&& fn) {
+  bool ok = true;
+  for_entries(s, [&](const Line& l, int64_t k) {
+    const int64_t slot = ix[l.at(kIndex, k)];
+    if (!IndexGuard::in_range(slot, slots)) {
+      ok = false;
+      return;
+    }
+    fn(l, k, slot);
+  });
+  return ok;
+}
+
 // ---- the row form -------------------------------------------------------------------------------
 
 // A tensor seen as [outer, mid, inner] around dim: rows of `inner` contiguous values, row (o, m)
