@@ -46,20 +46,21 @@ Tensor prod_contributor(const Tensor& x, const Tensor& x_zero, const Tensor& x_s
   return where(x_zero, at_zero, r / x_safe);
 }
 
-// The gradient of self (want_src false) or of src_part (want_src true) of a scatter_reduce /
-// index_reduce; src_part is the part of src that index covers. Only the requested side is
-// computed (the node asks once per input). Counts (zeros, contributions, ties) are tensors: no
-// host-side branching.
-Tensor reduce_backward(const Along& a, const Tensor& grad, const Tensor& self,
-                       const Tensor& src_part, const std::string& reduce, bool include_self,
-                       const Tensor& result, bool want_src) {
+// {self's gradient, src_part's gradient} of a scatter_reduce / index_reduce, each computed only
+// when asked for (want_self, want_src; the other stays undefined); src_part is the part of src
+// that index covers. What the two share (counts, ties, prod's zero statistics) is computed once.
+// Counts are tensors: no host-side branching.
+std::pair<Tensor, Tensor> reduce_backward(const Along& a, const Tensor& grad, const Tensor& self,
+                                          const Tensor& src_part, const std::string& reduce,
+                                          bool include_self, const Tensor& result, bool want_self,
+                                          bool want_src) {
   const DType dt = grad.dtype();
   const bool ties_rule = reduce == "amax" || reduce == "amin";
   auto none = [&] { return zeros(self.shape(), dt, grad.device()); };  // nothing per slot
   // entries per slot, only where a rule needs it: mean's divisor; with self left out, the slots
   // that received something (self's gradient is 0 there, and self is no amax/amin contributor)
   Tensor count, touched;
-  if (reduce == "mean" || (!include_self && (!want_src || ties_rule))) {
+  if (reduce == "mean" || (!include_self && (want_self || ties_rule))) {
     count = a.add(none(), ones(src_part.shape(), dt, grad.device()));
     touched = count > 0;
   }
@@ -67,35 +68,42 @@ Tensor reduce_backward(const Along& a, const Tensor& grad, const Tensor& self,
   auto self_side = [&](const Tensor& g_self) {
     return include_self ? g_self : where(touched, constant(grad, 0), g_self);
   };
-  if (reduce == "sum") return want_src ? a.pick(grad) : self_side(grad);
-  if (reduce == "mean") {
-    const Tensor n = include_self ? count + 1 : count;
-    const Tensor g = grad / where(n == 0, constant(n, 1), n);  // empty slots keep grad
-    return want_src ? a.pick(g) : self_side(g);
-  }
-  if (ties_rule) {
+  Tensor g_self, g_src;
+  if (reduce == "sum" || reduce == "mean") {
+    Tensor g = grad;  // each slot's share of its grad
+    if (reduce == "mean") {
+      const Tensor n = include_self ? count + 1 : count;
+      g = grad / where(n == 0, constant(n, 1), n);  // empty slots keep grad
+    }
+    if (want_self) g_self = self_side(g);
+    if (want_src) g_src = a.pick(g);
+  } else if (ties_rule) {
     // every contributor equal to the result shares the slot's grad evenly; with include_self
     // false, self contributes only to slots nothing was scattered into
     Tensor self_is = self == result;
     if (!include_self) self_is = self_is && !touched;
     const Tensor src_is = src_part == a.pick(result);
     const Tensor g = grad / a.add(self_is.to(dt), src_is.to(dt));
-    return want_src ? a.pick(g) * src_is : self_side(g * self_is);
+    if (want_self) g_self = self_side(g * self_is);
+    if (want_src) g_src = a.pick(g) * src_is;
+  } else {  // prod
+    const Tensor nil = constant(self, 0), one = constant(self, 1);
+    const Tensor self_zero = self == 0, src_zero = src_part == 0;
+    const Tensor self_safe = where(self_zero, one, self);
+    const Tensor src_safe = where(src_zero, one, src_part);
+    // per slot: zeros among the contributors, product of the nonzero ones, sum of the zero ones
+    const Tensor c = a.add(include_self ? self_zero.to(dt) : none(), src_zero.to(dt));
+    const Tensor p = a.reduce(self_safe, src_safe, "prod", include_self);
+    const Tensor s =
+        a.add(include_self ? where(self_zero, self, nil) : none(), where(src_zero, src_part, nil));
+    if (want_self)
+      g_self = include_self ? grad * prod_contributor(self, self_zero, self_safe, c, p, s, result)
+                            : self_side(grad);
+    if (want_src)
+      g_src = a.pick(grad) * prod_contributor(src_part, src_zero, src_safe, a.pick(c), a.pick(p),
+                                              a.pick(s), a.pick(result));
   }
-  // prod
-  const Tensor nil = constant(self, 0), one = constant(self, 1);
-  const Tensor self_zero = self == 0, src_zero = src_part == 0;
-  const Tensor self_safe = where(self_zero, one, self), src_safe = where(src_zero, one, src_part);
-  // per slot: zeros among the contributors, product of the nonzero ones, sum of the zero ones
-  const Tensor c = a.add(include_self ? self_zero.to(dt) : none(), src_zero.to(dt));
-  const Tensor p = a.reduce(self_safe, src_safe, "prod", include_self);
-  const Tensor s =
-      a.add(include_self ? where(self_zero, self, nil) : none(), where(src_zero, src_part, nil));
-  if (want_src)
-    return a.pick(grad) * prod_contributor(src_part, src_zero, src_safe, a.pick(c), a.pick(p),
-                                           a.pick(s), a.pick(result));
-  if (!include_self) return self_side(grad);
-  return grad * prod_contributor(self, self_zero, self_safe, c, p, s, result);
+  return {g_self, g_src};
 }
 
 // src narrowed to index's shape (only src[:index.shape] takes part in a scatter).
@@ -193,14 +201,9 @@ std::tuple<Tensor, Tensor> scatter_reduce_grads(const Tensor& grad, const Tensor
     return scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result,
                                    want_self ? (want_src ? "both" : "self") : "src");
   const Along a{false, dim, index};
-  const Tensor src_part = narrow_to(src, index.shape());
-  Tensor g_self, g_src;
-  if (want_self)
-    g_self = reduce_backward(a, grad, self, src_part, reduce, include_self, result, false);
-  if (want_src)
-    g_src = pad_to(reduce_backward(a, grad, self, src_part, reduce, include_self, result, true),
-                   src.shape());
-  return {g_self, g_src};
+  auto [g_self, g_src] = reduce_backward(a, grad, self, narrow_to(src, index.shape()), reduce,
+                                         include_self, result, want_self, want_src);
+  return {g_self, want_src ? pad_to(g_src, src.shape()) : g_src};
 }
 
 std::tuple<Tensor, Tensor> index_reduce_grads(const Tensor& grad, const Tensor& self, int64_t dim,
@@ -213,12 +216,8 @@ std::tuple<Tensor, Tensor> index_reduce_grads(const Tensor& grad, const Tensor& 
     return index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result,
                                  want_self ? (want_source ? "both" : "self") : "source");
   const Along a{true, dim, index};
-  Tensor g_self, g_source;
-  if (want_self)
-    g_self = reduce_backward(a, grad, self, source, reduce, include_self, result, false);
-  if (want_source)
-    g_source = reduce_backward(a, grad, self, source, reduce, include_self, result, true);
-  return {g_self, g_source};
+  return reduce_backward(a, grad, self, source, reduce, include_self, result, want_self,
+                         want_source);
 }
 
 }  // namespace tg::formulas
