@@ -336,12 +336,16 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
       if (diff_inputs[i]->name == input) return i;
     return size_t{0};
   };
+  // "needs_input_grad(2)": whether `input` needs a gradient (any input, for a Tensor[] input)
+  auto needs_grad = [&](const std::string& input, const std::string& prefix) {
+    if (list_input) return prefix + "any_input_needs_grad()";
+    return prefix + "needs_input_grad(" + std::to_string(edge_index(input)) + ")";
+  };
   // "needs_input_grad(0) || needs_input_grad(2)": some input of backward key k needs a gradient
   auto key_condition = [&](size_t k, const std::string& prefix) {
-    if (list_input) return prefix + "any_input_needs_grad()";
     std::string cond;
     for (const auto& input : backward_inputs(op.backward[k].first))
-      cond += (cond.empty() ? "" : " || ") + prefix + "needs_input_grad(" + std::to_string(edge_index(input)) + ")";
+      cond += (cond.empty() ? "" : " || ") + needs_grad(input, prefix);
     return cond;
   };
   auto needed_condition = [&](const std::string& name) {  // save `name` if any input using it needs grad
@@ -421,7 +425,7 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
     if (u.uses_mask) {
       c << "      const std::array<bool, " << inputs.size() << "> grad_input_mask{";
       for (size_t m = 0; m < inputs.size(); ++m)
-        c << (m ? ", " : "") << (list_input ? std::string("true") : "needs_input_grad(" + std::to_string(edge_index(inputs[m])) + ")");
+        c << (m ? ", " : "") << needs_grad(inputs[m], "");
       c << "};\n";
     }
     c << "      // " << key << ": " << formula << "\n";
