@@ -13,6 +13,8 @@
 #include <tapegrad/nn/data.h>
 #include <tapegrad/tapegrad.h>
 
+#include "test_helpers.h"
+
 using tg::Shape;
 using tg::Tensor;
 namespace data = tg::data;
@@ -35,14 +37,7 @@ struct TempFile {
   ~TempFile() { std::remove(path.c_str()); }
 };
 
-template <typename Fn> std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const tg::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using tg_test::error_of;
 
 std::vector<int64_t> rows_of(const Tensor& t) { return t.to_vector<int64_t>(); }
 

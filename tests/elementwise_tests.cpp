@@ -9,21 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "test_helpers.h"
+
 using tg::Shape;
 using tg::Tensor;
 using V = std::vector<double>;
 
 namespace {
 
-// The message of the ErrorType that fn throws, or "" when it throws none.
-template <typename ErrorType, typename Fn> std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const ErrorType& e) {
-    return e.what();
-  }
-  return "";
-}
+using tg_test::error_of;
 
 // Checks every value of t against expected, to a relative 1e-6 (float32 results).
 void check_close(const Tensor& t, const V& expected) {

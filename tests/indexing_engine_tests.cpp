@@ -52,6 +52,15 @@ tg::Tensor transposed_copy(const tg::Tensor& t) {
   return t.transpose(0, t.dim() - 1).contiguous().transpose(0, t.dim() - 1);
 }
 
+// Same size and the same values, NaN matching NaN.
+bool same_values(const tg::Tensor& a, const tg::Tensor& b) {
+  const Vec x = a.to_vector<double>(), y = b.to_vector<double>();
+  bool ok = x.size() == y.size();
+  for (size_t e = 0; ok && e < x.size(); ++e)
+    ok = x[e] == y[e] || (std::isnan(x[e]) && std::isnan(y[e]));
+  return ok;
+}
+
 Shape strides_of(const Shape& shape) {
   Shape s(shape.size(), 1);
   for (int64_t k = static_cast<int64_t>(shape.size()) - 2; k >= 0; --k)
@@ -269,12 +278,8 @@ TEST_CASE("fused reduce gradients equal the composed ones (ties, zeros, duplicat
           const auto fused = tg::autograd::grad({out}, {self, src}, {g}, true, false);
           const auto composed = tg::autograd::grad({out}, {self, src}, {g}, true, true);
           for (size_t k = 0; k < 2; ++k) {
-            const Vec a = fused[k].to_vector<double>(), b = composed[k].to_vector<double>();
-            REQUIRE(a.size() == b.size());
-            bool same = true;
-            for (size_t e = 0; e < a.size(); ++e)
-              same = same && (a[e] == b[e] || (std::isnan(a[e]) && std::isnan(b[e])));
-            CHECK_MESSAGE(same, (k == 0 ? "self" : "src"));
+            REQUIRE(fused[k].numel() == composed[k].numel());
+            CHECK_MESSAGE(same_values(fused[k], composed[k]), (k == 0 ? "self" : "src"));
           }
           // one input requiring grad: the fused op computes that gradient alone, the same values
           for (size_t k = 0; k < 2; ++k) {
@@ -284,12 +289,9 @@ TEST_CASE("fused reduce gradients equal the composed ones (ties, zeros, duplicat
                 rows ? tg::index_reduce(s1, c.dim, c.index, x1, reduce, include_self)
                      : tg::scatter_reduce(s1, c.dim, c.index, x1, reduce, include_self);
             const auto alone = tg::autograd::grad({out1}, {k == 0 ? s1 : x1}, {g}, true, false);
-            const Vec a = alone[0].to_vector<double>(), b = composed[k].to_vector<double>();
-            REQUIRE(a.size() == b.size());
-            bool same = true;
-            for (size_t e = 0; e < a.size(); ++e)
-              same = same && (a[e] == b[e] || (std::isnan(a[e]) && std::isnan(b[e])));
-            CHECK_MESSAGE(same, (k == 0 ? "self alone" : "src alone"));
+            REQUIRE(alone[0].numel() == composed[k].numel());
+            CHECK_MESSAGE(same_values(alone[0], composed[k]),
+                          (k == 0 ? "self alone" : "src alone"));
           }
         }
       }
@@ -342,28 +344,21 @@ TEST_CASE("row-form ops with a source that repeats one row (an expanded gradient
     // every stride 0 (one value repeated, as sum()'s gradient is); a repeated row [1, width]
     // is copied dense by the kernels anyway
     const tg::Tensor expanded = pool_values({}).expand({n, width}), dense = expanded.contiguous();
-    auto same = [](const tg::Tensor& a, const tg::Tensor& b) {
-      const Vec x = a.to_vector<double>(), y = b.to_vector<double>();
-      bool ok = x.size() == y.size();
-      for (size_t e = 0; ok && e < x.size(); ++e)
-        ok = x[e] == y[e] || (std::isnan(x[e]) && std::isnan(y[e]));
-      return ok;
-    };
-    CHECK(same(tg::index_add(self, 0, index, expanded, 0.5),
-               tg::index_add(self, 0, index, dense, 0.5)));
+    CHECK(same_values(tg::index_add(self, 0, index, expanded, 0.5),
+                      tg::index_add(self, 0, index, dense, 0.5)));
     for (const char* reduce : {"prod", "mean", "amax", "amin"})
       for (bool include_self : {true, false}) {
         CAPTURE(reduce);
         CAPTURE(include_self);
-        CHECK(same(tg::index_reduce(self, 0, index, expanded, reduce, include_self),
-                   tg::index_reduce(self, 0, index, dense, reduce, include_self)));
+        CHECK(same_values(tg::index_reduce(self, 0, index, expanded, reduce, include_self),
+                          tg::index_reduce(self, 0, index, dense, reduce, include_self)));
       }
     // index_select's gradient from sum(): an expanded ones gradient
     tg::Tensor x = self.detach().requires_grad_();
     tg::sum(tg::index_select(x, 0, index)).backward();
     const tg::Tensor want = tg::index_select_backward(tg::ones({n, width}, tg::kFloat64),
                                                       {slots, width}, 0, index);
-    CHECK(same(x.grad(), want));
+    CHECK(same_values(x.grad(), want));
   }
 }
 

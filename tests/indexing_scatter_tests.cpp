@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "test_helpers.h"
+
 namespace {
 
 using Vec = std::vector<double>;
@@ -28,16 +30,7 @@ std::vector<Vec> grads_of_sum(const tg::Tensor& out, const std::vector<tg::Tenso
   return result;
 }
 
-// The error message of f(), or "" when it does not throw.
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const tg::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using tg_test::error_of;
 
 }  // namespace
 

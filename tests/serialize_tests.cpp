@@ -16,6 +16,8 @@
 #include <tapegrad/nn/serialize.h>
 #include <tapegrad/tapegrad.h>
 
+#include "test_helpers.h"
+
 using tg::Shape;
 using tg::StateDict;
 using tg::Tensor;
@@ -55,15 +57,7 @@ std::string make_file(const std::string& json, const std::string& data = "") {
   return out + json + data;
 }
 
-// The message of the tg::Error that fn throws, or "" when it throws none.
-template <typename Fn> std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const tg::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using tg_test::error_of;
 
 // What load_from_bytes says about bytes, after its "[load] <bytes>: " prefix.
 std::string load_error(const std::string& bytes) {

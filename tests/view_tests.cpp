@@ -7,6 +7,8 @@
 
 #include <tapegrad/tapegrad.h>
 
+#include "test_helpers.h"
+
 using tg::Shape;
 using tg::Tensor;
 using V = std::vector<double>;
@@ -24,16 +26,7 @@ bool shares_storage(const Tensor& a, const Tensor& b) {
   return a.impl()->storage == b.impl()->storage;
 }
 
-// The message of the tg::Error that fn throws, or "" when it throws none.
-template <typename ErrorType, typename Fn>
-std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const ErrorType& e) {
-    return e.what();
-  }
-  return "";
-}
+using tg_test::error_of;
 
 }  // namespace
 
