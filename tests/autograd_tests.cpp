@@ -82,7 +82,7 @@ TEST_CASE("grad of an intermediate (non-leaf) tensor") {
   CHECK(vals(g[0]) == std::vector<double>{18});
 }
 
-TEST_CASE("NoGradGuard records nothing; detach cuts history") {
+TEST_CASE("NoGradGuard records nothing - detach cuts history") {
   Tensor x = leaf({1, 2});
   {
     NoGradGuard guard;

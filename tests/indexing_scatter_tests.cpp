@@ -34,7 +34,7 @@ using tg_test::error_of;
 
 }  // namespace
 
-TEST_CASE("index_select picks slices, duplicates included; grad adds back") {
+TEST_CASE("index_select picks slices, duplicates included - grad adds back") {
   tg::Tensor x = leaf({1, 2, 3, 4, 5, 6}, {3, 2});
   tg::Tensor y = tg::index_select(x, 0, idx({2, 0, 2}));
   CHECK(y.shape() == tg::Shape{3, 2});
@@ -70,7 +70,7 @@ TEST_CASE("gather and its gradient") {
   CHECK(grads_of_sum(y, {x})[0] == Vec{1, 0, 1, 0, 2, 0});
 }
 
-TEST_CASE("scatter: the last write along dim wins; losers get no gradient") {
+TEST_CASE("scatter: the last write along dim wins - losers get no gradient") {
   tg::Tensor self = leaf({0, 0, 0});
   tg::Tensor src = leaf({10, 20, 30});
   tg::Tensor y = tg::scatter(self, 0, idx({1, 1, 0}), src);
@@ -134,7 +134,7 @@ TEST_CASE("scatter_reduce mean counts self only with include_self") {
   CHECK(ints.to_vector<int64_t>() == std::vector<int64_t>{-3});
 }
 
-TEST_CASE("amax ties share the gradient; self left out with include_self = false") {
+TEST_CASE("amax ties share the gradient - self left out with include_self = false") {
   tg::Tensor self = leaf({5, 1});
   tg::Tensor src = leaf({5, 3});
   const tg::Tensor index = idx({0, 0});

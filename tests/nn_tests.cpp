@@ -79,7 +79,7 @@ TEST_CASE("Module: names, parameters, state_dict and strict loading") {
                        ValueError);
 }
 
-TEST_CASE("Module: train/eval reaches submodules; printing") {
+TEST_CASE("Module: train/eval reaches submodules - printing") {
   auto mlp = nn::MLP({4, 8, 3}, {.dropout = 0.25});
   CHECK(mlp->is_training());
   mlp->eval();

@@ -113,7 +113,7 @@ TEST_CASE("safetensors: save_to_bytes writes exactly the bytes of the spec") {
   for (const auto& [name, t] : tensors) CHECK(same_tensor(back.at(name), t));
 }
 
-TEST_CASE("safetensors: an empty dict is '{}' padded to 8 bytes; no metadata key if none given") {
+TEST_CASE("safetensors: an empty dict is '{}' padded to 8 bytes - no metadata key if none given") {
   std::string bytes = tg::save_to_bytes({});
   CHECK(bytes == make_file("{}      "));
   CHECK(tg::load_from_bytes(bytes).empty());

@@ -122,7 +122,7 @@ TEST_CASE("storage is shared, 64-byte aligned, and versioned") {
   CHECK(a.version() == 1);
 }
 
-TEST_CASE("copy_ broadcasts and converts; clone is independent") {
+TEST_CASE("copy_ broadcasts and converts - clone is independent") {
   Tensor a = zeros({2, 2}, kFloat64);
   a.copy_(tensor({1, 2}));
   CHECK(a.to_vector<double>() == std::vector<double>{1, 2, 1, 2});

@@ -281,6 +281,107 @@ bool src_grad_task(const Span& sp, const I* ix, const T* s, const T* g, const T*
   });
 }
 
+// One line of entries (sp.width == 1: dim is the last dim, or nothing follows it) as plain base
+// pointers and steps. The line kernels take it by value: read through a reference, every field
+// is reloaded after each store (a store through one of the pointers might change it).
+template <typename T, typename I>
+struct LineView {
+  const I* ix;
+  const T *s, *g, *r;
+  int32_t *ties, *count;
+  T *share, *out;
+  int64_t is, ss, gs, rs, ts, os;
+  LineView(const Line& l, const I* ix0, const T* s0, const T* g0, const T* r0, Stats<T> st,
+           T* share0, T* out0)
+      : ix(ix0 + l.off[INDEX]), s(s0 + l.off[SRC]), g(g0 + l.off[GRAD]), r(r0 + l.off[RESULT]),
+        ties(st.ties ? st.ties + l.off[STATS] : nullptr),
+        count(st.count ? st.count + l.off[STATS] : nullptr),
+        share(share0 ? share0 + l.off[STATS] : nullptr), out(out0 ? out0 + l.off[GRAD_SRC] : nullptr), is(l.step[INDEX]), ss(l.step[SRC]),
+        gs(l.step[GRAD]), rs(l.step[RESULT]), ts(l.step[STATS]), os(l.step[GRAD_SRC]) {}
+};
+
+// The steps of a line as locals; with kUnit (every step but grad's is 1: contiguous tensors, dim
+// last) they are the constant 1, so the loops index plainly and keep everything in registers
+// (grad's step is often 0, the expanded gradient of a sum, so it stays a variable).
+#define TG_LINE_STEPS(v, kUnit)                                                 \
+  const int64_t is = (kUnit) ? 1 : (v).is, ss = (kUnit) ? 1 : (v).ss,           \
+                rs = (kUnit) ? 1 : (v).rs, ts = (kUnit) ? 1 : (v).ts,           \
+                os = (kUnit) ? 1 : (v).os;                                      \
+  (void)ss, (void)rs
+
+// amax/amin along one line in ONE walk: ties counted and src's gradient written as if every
+// slot had a single winner (grad * [v == result], which is grad / ties * [v == result] when
+// ties is 1, bit for bit). A slot with more ties, or a NaN result (no entry equals it: ties 0),
+// is rare with real-valued data; the line is then walked again with the full formula.
+template <Reduce kR, bool kCount, bool kUnit, typename T, typename I>
+bool ties_and_src_grad_line(const LineView<T, I> v, int64_t length, int64_t slots) {
+  TG_LINE_STEPS(v, kUnit);
+  bool ok = true;
+  for (int64_t k = 0; k < length; ++k) {
+    const int64_t slot = v.ix[k * is];
+    if (!IndexGuard::in_range(slot, slots)) {  // reported by the caller
+      ok = false;
+      v.out[k * os] = T(0);
+      continue;
+    }
+    const bool won = v.s[k * ss] == v.r[slot * rs];
+    v.ties[slot * ts] += won;
+    if constexpr (kCount) ++v.count[slot * ts];
+    v.out[k * os] = static_cast<T>(v.g[slot * v.gs] * one_if<T>(won));
+  }
+  bool single = true;
+  for (int64_t slot = 0; slot < slots; ++slot) {
+    const T rv = v.r[slot * rs];
+    single &= (v.ties[slot * ts] <= 1) & (rv == rv);
+  }
+  if (single) return ok;
+  for (int64_t k = 0; k < length; ++k) {
+    const int64_t slot = v.ix[k * is];
+    if (!IndexGuard::in_range(slot, slots)) continue;
+    const T ties = static_cast<T>(v.ties[slot * ts]);
+    const T won = one_if<T>(v.s[k * ss] == v.r[slot * rs]);
+    v.out[k * os] = static_cast<T>(static_cast<T>(v.g[slot * v.gs] / ties) * won);
+  }
+  return ok;
+}
+
+// mean along one line: entries counted per slot, then each entry's gradient is its slot's share
+// grad / n (n: the count, +1 with self), computed once per slot into `share` (indexed like the
+// statistics) when the line has at least as many entries as slots, else per entry. The same
+// arithmetic as src_grad_line; two tight loops instead of one walk through chunk buffers.
+template <bool kUnit, typename T, typename I>
+bool mean_src_grad_line(const LineView<T, I> v, int64_t length, int64_t slots, int extra) {
+  TG_LINE_STEPS(v, kUnit);
+  bool ok = true;
+  for (int64_t k = 0; k < length; ++k) {
+    const int64_t slot = v.ix[k * is];
+    if (!IndexGuard::in_range(slot, slots)) {
+      ok = false;
+      continue;
+    }
+    ++v.count[slot * ts];
+  }
+  auto divisor = [&](int64_t slot) {
+    return static_cast<T>(std::max<int64_t>(1, v.count[slot * ts] + extra));
+  };
+  if (length < slots) {
+    for (int64_t k = 0; k < length; ++k) {
+      const int64_t slot = v.ix[k * is];
+      v.out[k * os] = IndexGuard::in_range(slot, slots)
+                            ? static_cast<T>(v.g[slot * v.gs] / divisor(slot))
+                            : T(0);
+    }
+    return ok;
+  }
+  for (int64_t slot = 0; slot < slots; ++slot)
+    v.share[slot * ts] = static_cast<T>(v.g[slot * v.gs] / divisor(slot));
+  for (int64_t k = 0; k < length; ++k) {
+    const int64_t slot = v.ix[k * is];
+    v.out[k * os] = v.share[(IndexGuard::in_range(slot, slots) ? slot : 0) * ts];
+  }
+  return ok;
+}
+
 // Calls fn(std::bool_constant<a>, std::bool_constant<b>).
 template <typename Fn>
 decltype(auto) visit_flags(bool a, bool b, Fn&& fn) {
@@ -330,9 +431,24 @@ std::pair<Tensor, Tensor> scatter_reduce_grad(const Tensor& grad, const Tensor& 
   const bool shares = want_src && (kR == Reduce::Mean || kTies);
   const Tensor share_buffer = shares ? empty({numel}, dtype_of<T>()) : Tensor();
   T* share = share_buffer.defined() ? share_buffer.data<T>() : nullptr;
+  // mean, amax/amin with src's gradient asked for: lines of one inner position (dim last, the
+  // common case) run the dedicated line loops above
+  const bool line_kernels = want_src && slots > 0 && (kR == Reduce::Mean || (kTies && stats));
   visit_flags(count, stats, [&](auto kCount, auto kStats) {
     for_each_task(w, [&](const Span& sp) {
       bool ok = true;
+      if (line_kernels && sp.width == 1) {  // one line: the dedicated loops
+        const LineView<T, I> v(sp.first, ix, s, g, r, st, share, o);
+        const bool unit = v.is == 1 && v.ss == 1 && v.rs == 1 && v.ts == 1 && v.os == 1;
+        if constexpr (kTies)
+          ok = unit ? ties_and_src_grad_line<kR, kCount, true>(v, sp.length, slots)
+                    : ties_and_src_grad_line<kR, kCount, false>(v, sp.length, slots);
+        else if constexpr (kR == Reduce::Mean)
+          ok = unit ? mean_src_grad_line<true>(v, sp.length, slots, include_self ? 1 : 0)
+                    : mean_src_grad_line<false>(v, sp.length, slots, include_self ? 1 : 0);
+        if (!ok) guard.flag();
+        return;
+      }
       if (kCount || kStats) ok = stats_task<kR, kCount, kStats>(sp, ix, s, r, st, slots);
       if (want_src)
         ok = src_grad_task<kR>(sp, ix, s, g, r, st, share, o, slots, include_self) && ok;
