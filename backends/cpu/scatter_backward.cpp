@@ -14,6 +14,7 @@
 // NaN (the only slots that can hold a zero), inside the kernel: nothing is decided on the host.
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <type_traits>
 
 #include <tapegrad/core/copy.h>
@@ -287,17 +288,21 @@ bool src_grad_task(const Span& sp, const I* ix, const T* s, const T* g, const T*
 template <typename T, typename I>
 struct LineView {
   const I* ix;
-  const T *s, *g, *r;
+  const T *s, *g, *r, *x;
   int32_t *ties, *count;
   T *share, *out;
-  int64_t is, ss, gs, rs, ts, os;
-  LineView(const Line& l, const I* ix0, const T* s0, const T* g0, const T* r0, Stats<T> st,
-           T* share0, T* out0)
+  int64_t is, ss, gs, rs, xs, ts, os;
+  LineView(const Line& l, const I* ix0, const T* s0, const T* g0, const T* r0, const T* x0,
+           Stats<T> st, T* share0, T* out0)
       : ix(ix0 + l.off[INDEX]), s(s0 + l.off[SRC]), g(g0 + l.off[GRAD]), r(r0 + l.off[RESULT]),
-        ties(st.ties ? st.ties + l.off[STATS] : nullptr),
+        x(x0 + l.off[SELF]), ties(st.ties ? st.ties + l.off[STATS] : nullptr),
         count(st.count ? st.count + l.off[STATS] : nullptr),
-        share(share0 ? share0 + l.off[STATS] : nullptr), out(out0 ? out0 + l.off[GRAD_SRC] : nullptr), is(l.step[INDEX]), ss(l.step[SRC]),
-        gs(l.step[GRAD]), rs(l.step[RESULT]), ts(l.step[STATS]), os(l.step[GRAD_SRC]) {}
+        share(share0 ? share0 + l.off[STATS] : nullptr),
+        out(out0 ? out0 + l.off[GRAD_SRC] : nullptr), is(l.step[INDEX]), ss(l.step[SRC]),
+        gs(l.step[GRAD]), rs(l.step[RESULT]), xs(l.step[SELF]), ts(l.step[STATS]),
+        os(l.step[GRAD_SRC]) {}
+  // every step but grad's and self's is 1 (contiguous index, src, result: dim last)
+  bool unit() const { return is == 1 && ss == 1 && rs == 1 && ts == 1 && os == 1; }
 };
 
 // The steps of a line as locals; with kUnit (every step but grad's is 1: contiguous tensors, dim
@@ -343,6 +348,99 @@ bool ties_and_src_grad_line(const LineView<T, I> v, int64_t length, int64_t slot
     v.out[k * os] = static_cast<T>(static_cast<T>(v.g[slot * v.gs] / ties) * won);
   }
   return ok;
+}
+
+// 16-byte vectors of T (GCC's vector extension: 4 floats or 2 doubles), the mask type their
+// comparisons give (all bits set where true), and T(1)'s bits in each lane.
+template <typename T>
+struct Lanes {
+  using U = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  typedef T Vec __attribute__((vector_size(16)));
+  typedef U Mask __attribute__((vector_size(16)));
+  static constexpr int64_t kWidth = 16 / sizeof(T);
+  static Vec load(const T* p) {
+    Vec v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static void store(T* p, Vec v) { std::memcpy(p, &v, sizeof v); }
+  static Vec broadcast(T a) { return Vec{} + a; }
+  static Vec ones_where(Mask m) { return reinterpret_cast<Vec>(m & (Mask{} + std::bit_cast<U>(T(1)))); }
+};
+
+// amax/amin along one contiguous line with self included (the default), vectorised: the result
+// and grad at each entry's slot are gathered a chunk at a time, then src's gradient
+// grad * [v == result] is written four (float) or two (double) entries per instruction while
+// the winners are counted. Every slot has at least one winner (self or an entry, unless its
+// result is NaN), so when the winners add up to the number of slots, every slot has exactly one
+// and the gradient is exact (grad / 1). Otherwise, false: the caller walks the line with the
+// tie-counting loop. `ok` turns false if an index value was out of range.
+template <typename T, typename I>
+bool single_winner_line(const LineView<T, I> v, int64_t length, int64_t slots, bool& ok) {
+  using L = Lanes<T>;
+  constexpr int64_t kChunk = 256;
+  alignas(16) T rv[kChunk], gv[kChunk];
+  typename L::Mask wins{};
+  int64_t winners = 0;
+  bool all_in = true;
+  for (int64_t k0 = 0; k0 < length; k0 += kChunk) {
+    const int64_t m = std::min(kChunk, length - k0);
+    // an out-of-range value reads slot 0 (the caller raises)
+    auto slot_at = [&](int64_t i) {
+      const int64_t slot = v.ix[k0 + i];
+      const bool in = IndexGuard::in_range(slot, slots);
+      all_in &= in;
+      return in ? slot : 0;
+    };
+    if (v.gs == 0) {  // one grad for the whole line (the expanded gradient of a sum)
+      for (int64_t i = 0; i < m; ++i) rv[i] = v.r[slot_at(i)];
+      std::fill_n(gv, m, v.g[0]);
+    } else {
+      const int64_t gs = v.gs;
+      for (int64_t i = 0; i < m; ++i) {
+        const int64_t at = slot_at(i);
+        rv[i] = v.r[at];
+        gv[i] = v.g[at * gs];
+      }
+    }
+    const T* __restrict s = v.s + k0;
+    T* __restrict out = v.out + k0;
+    int64_t i = 0;
+    for (; i + L::kWidth <= m; i += L::kWidth) {
+      const typename L::Mask won = L::load(s + i) == L::load(rv + i);
+      wins -= won;  // -(-1) per winner
+      L::store(out + i, L::load(gv + i) * L::ones_where(won));
+    }
+    for (; i < m; ++i) {
+      const bool won = s[i] == rv[i];
+      winners += won;
+      out[i] = static_cast<T>(gv[i] * one_if<T>(won));
+    }
+  }
+  for (int64_t lane = 0; lane < L::kWidth; ++lane) winners += wins[lane];
+  ok = ok && all_in;
+  // self's wins, and NaN results (r != r), over the line's slots
+  typename L::Mask self_wins{}, nans{};
+  int64_t slot = 0;
+  if (v.xs == 1)
+    for (; slot + L::kWidth <= slots; slot += L::kWidth) {
+      const typename L::Vec r = L::load(v.r + slot);
+      self_wins -= L::load(v.x + slot) == r;
+      nans |= r != r;
+    }
+  bool nan = false;
+  for (int64_t lane = 0; lane < L::kWidth; ++lane) {
+    winners += self_wins[lane];
+    nan |= nans[lane] != 0;
+  }
+  for (; slot < slots; ++slot) {
+    const T r = v.r[slot];
+    winners += v.x[slot * v.xs] == r;
+    nan |= r != r;
+  }
+  if (nan || winners != slots) return false;
+  std::fill_n(v.ties, slots, 1);  // for self's gradient
+  return true;
 }
 
 // mean along one line: entries counted per slot, then each entry's gradient is its slot's share
@@ -424,7 +522,7 @@ std::pair<Tensor, Tensor> scatter_reduce_grad(const Tensor& grad, const Tensor& 
   w.add_dense(self.shape());
   if (want_src) w.add(g_src);
   const I* ix = index.data<I>();
-  const T *s = src.data<T>(), *g = grad.data<T>(), *r = result.data<T>();
+  const T *s = src.data<T>(), *g = grad.data<T>(), *r = result.data<T>(), *x = self.data<T>();
   const int64_t slots = self.size(dim);
   T* o = want_src ? g_src.data<T>() : nullptr;
   // mean, amax/amin: room for each slot's share of its grad (see src_grad_line)
@@ -438,11 +536,16 @@ std::pair<Tensor, Tensor> scatter_reduce_grad(const Tensor& grad, const Tensor& 
     for_each_task(w, [&](const Span& sp) {
       bool ok = true;
       if (line_kernels && sp.width == 1) {  // one line: the dedicated loops
-        const LineView<T, I> v(sp.first, ix, s, g, r, st, share, o);
-        const bool unit = v.is == 1 && v.ss == 1 && v.rs == 1 && v.ts == 1 && v.os == 1;
-        if constexpr (kTies)
+        const LineView<T, I> v(sp.first, ix, s, g, r, x, st, share, o);
+        const bool unit = v.unit();
+        if constexpr (kTies) {
+          if (unit && include_self && single_winner_line(v, sp.length, slots, ok)) {
+            if (!ok) guard.flag();
+            return;
+          }
           ok = unit ? ties_and_src_grad_line<kR, kCount, true>(v, sp.length, slots)
                     : ties_and_src_grad_line<kR, kCount, false>(v, sp.length, slots);
+        }
         else if constexpr (kR == Reduce::Mean)
           ok = unit ? mean_src_grad_line<true>(v, sp.length, slots, include_self ? 1 : 0)
                     : mean_src_grad_line<false>(v, sp.length, slots, include_self ? 1 : 0);
