@@ -489,6 +489,40 @@ decltype(auto) visit_flags(bool a, bool b, Fn&& fn) {
   return fn(std::false_type{}, std::false_type{});
 }
 
+// Self's gradient over [first, last) with self included, for mean and amax/amin, in loops the
+// compiler vectorises (self_grad_at per element does not): grad / n, or grad / ties * [x == r],
+// the same arithmetic. grad is read with step 1 or 0 (the expanded gradient of a sum). False
+// (nothing written) for the other reduces.
+template <Reduce kR, typename T>
+bool self_grad_rows(const Stats<T>& st, const Flat<T>& g, const Flat<T>& r, const Flat<T>& x,
+                    T* __restrict out, int64_t first, int64_t last) {
+  constexpr bool kTies = kR == Reduce::Amax || kR == Reduce::Amin;
+  if constexpr (kR == Reduce::Mean || kTies) {
+    if (kTies && (r.step != 1 || x.step != 1)) return false;
+    auto rows = [&](auto grad_at) {
+      for (int64_t e = first; e < last; ++e) {
+        if constexpr (kR == Reduce::Mean) {
+          out[e] = static_cast<T>(grad_at(e) / static_cast<T>(st.count[e] + 1));
+        } else {
+          const T is = one_if<T>(x.data[e] == r.data[e]);
+          out[e] = static_cast<T>(static_cast<T>(grad_at(e) / static_cast<T>(st.ties[e])) * is);
+        }
+      }
+    };
+    if (g.step == 0) {
+      const T g0 = g.data[0];
+      rows([g0](int64_t) { return g0; });
+    } else {
+      const T* __restrict gd = g.data;
+      rows([gd](int64_t e) { return gd[e]; });
+    }
+    return true;
+  } else {
+    (void)st, (void)g, (void)r, (void)x, (void)out, (void)first, (void)last;
+    return false;
+  }
+}
+
 // {self's gradient, src's gradient}, each only when asked for (want_self, want_src); both come
 // from one walk that gathers the per-slot statistics and writes src's gradient as it goes.
 template <Reduce kR, typename T, typename I>
@@ -563,6 +597,7 @@ std::pair<Tensor, Tensor> scatter_reduce_grad(const Tensor& grad, const Tensor& 
   T* so = out.data<T>();
   const int32_t* c = st.count;
   parallel_for(0, numel, kElementwiseGrain, [&](int64_t first, int64_t last) {
+    if (include_self && self_grad_rows<kR>(st, gf, rf, xf, so, first, last)) return;
     for (int64_t e = first; e < last; ++e)
       so[e] = self_grad_at<kR>(st, e, gf[e], rf[e], xf[e], c ? c[e] : 0, include_self);
   });
