@@ -8,6 +8,8 @@
 #include <doctest/doctest.h>
 #include <tapegrad/tapegrad.h>
 
+#include "test_helpers.h"
+
 #include <cmath>
 #include <limits>
 #include <random>
@@ -341,6 +343,51 @@ TEST_CASE("line kernels of the fused scatter_reduce backward: ties, NaN results,
     }
   }
   CHECK(fix_ups > 0);  // the cases above do reach the second walk
+}
+
+// The fast loops check the index too: a bad value in a group of four (mean's counts), in a
+// chunk (amax's gathers) or in a row gathered from a repeated value raises, and changes nothing.
+TEST_CASE("line kernels and the repeated-value gather reject out-of-range index values") {
+  for (int64_t bad : {-1, 4, 1000}) {
+    CAPTURE(bad);
+    std::vector<int64_t> values = {0, 1, 2, 3, 3, 2, 1, 0, 1, 2};
+    values[5] = bad;  // in the second group of four
+    for (tg::DType itype : {tg::kInt64, tg::kInt32}) {
+      const tg::Tensor index = tg::tensor(values).reshape({1, 10}).to(itype);
+      for (const char* reduce : {"mean", "amax", "amin", "sum"}) {
+        CAPTURE(reduce);
+        tg::Tensor self = tg::tensor({{1.0, 2.0, 3.0, 4.0}}).requires_grad_();
+        tg::Tensor src = tg::ones({1, 10}, tg::kFloat64).requires_grad_();
+        const std::string what = tg_test::error_of<tg::IndexError>(
+            [&] { (void)tg::scatter_reduce(self, 1, index, src, reduce, true); });
+        CHECK(what.find("out of range") != std::string::npos);
+        // the fused backward and the gather of a sum's (expanded) gradient check as well
+        const tg::Tensor good = tg::tensor(std::vector<int64_t>{0, 1, 2, 3, 3, 2, 1, 0, 1, 2})
+                                    .reshape({1, 10});
+        const tg::Tensor result = tg::scatter_reduce(self.detach(), 1, good, src.detach(), reduce);
+        if (std::string(reduce) != "sum") {
+          CHECK(!tg_test::error_of<tg::IndexError>([&] {
+                   (void)tg::scatter_reduce_backward(tg::ones({1, 4}, tg::kFloat64), self.detach(),
+                                                     1, index, src.detach(), reduce, true,
+                                                     result, "src");
+                 }).empty());
+        }
+        tg::Tensor x = self.detach().clone();
+        const tg::Tensor before = x.clone();
+        CHECK(!tg_test::error_of<tg::IndexError>(
+                   [&] { x.scatter_reduce_(1, index, src.detach(), reduce); })
+                   .empty());
+        CHECK(same_values(x, before));
+      }
+      const tg::Tensor repeated = tg::scalar_tensor(2.5, tg::kFloat64).expand({1, 4});
+      CHECK(tg_test::error_of<tg::IndexError>([&] { (void)tg::gather(repeated, 1, index); })
+                .find("out of range") != std::string::npos);
+      const tg::Tensor picked = tg::gather(repeated, 1, tg::tensor(std::vector<int64_t>{3, 0, 1})
+                                                             .reshape({1, 3})
+                                                             .to(itype));
+      CHECK(picked.to_vector<double>() == Vec{2.5, 2.5, 2.5});
+    }
+  }
 }
 
 TEST_CASE("scatter engine: tensors with a zero-size dim, forward and both backward paths") {

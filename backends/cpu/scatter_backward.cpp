@@ -451,13 +451,43 @@ template <bool kUnit, typename T, typename I>
 bool mean_src_grad_line(const LineView<T, I> v, int64_t length, int64_t slots, int extra) {
   TG_LINE_STEPS(v, kUnit);
   bool ok = true;
-  for (int64_t k = 0; k < length; ++k) {
-    const int64_t slot = v.ix[k * is];
-    if (!IndexGuard::in_range(slot, slots)) {
-      ok = false;
-      continue;
+  constexpr int64_t kSmall = 1024;  // slots counted in four stack tables
+  if (kUnit && slots <= kSmall) {
+    // four tables, entry k counted in table k % 4: consecutive increments rarely touch the same
+    // counter, so they do not wait on each other's stores
+    alignas(64) int32_t table[4][kSmall];
+    for (auto& t : table) std::fill_n(t, slots, 0);
+    int64_t k = 0;
+    for (; k + 4 <= length; k += 4) {
+      const int64_t a = v.ix[k], b = v.ix[k + 1], c = v.ix[k + 2], d = v.ix[k + 3];
+      const bool in = IndexGuard::in_range(a, slots) & IndexGuard::in_range(b, slots) &
+                      IndexGuard::in_range(c, slots) & IndexGuard::in_range(d, slots);
+      if (!in) {  // reported by the caller; the others of the four are still counted
+        ok = false;
+        for (int64_t j = k; j < k + 4; ++j)
+          if (IndexGuard::in_range(v.ix[j], slots)) ++table[0][v.ix[j]];
+        continue;
+      }
+      ++table[0][a], ++table[1][b], ++table[2][c], ++table[3][d];
     }
-    ++v.count[slot * ts];
+    for (; k < length; ++k) {
+      const int64_t slot = v.ix[k];
+      if (IndexGuard::in_range(slot, slots))
+        ++table[0][slot];
+      else
+        ok = false;
+    }
+    for (int64_t slot = 0; slot < slots; ++slot)
+      v.count[slot] = table[0][slot] + table[1][slot] + table[2][slot] + table[3][slot];
+  } else {
+    for (int64_t k = 0; k < length; ++k) {
+      const int64_t slot = v.ix[k * is];
+      if (!IndexGuard::in_range(slot, slots)) {
+        ok = false;
+        continue;
+      }
+      ++v.count[slot * ts];
+    }
   }
   auto divisor = [&](int64_t slot) {
     return static_cast<T>(std::max<int64_t>(1, v.count[slot * ts] + extra));

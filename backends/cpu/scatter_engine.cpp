@@ -320,6 +320,19 @@ void copy_run(T* dst, const T* src, int64_t n, int64_t stride) {
 template <typename T, typename I>
 bool gather_row(T* out, const T* x, int64_t x_dim, int64_t x_step, const I* ix, int64_t ix_step,
                 int64_t width, int64_t slots) {
+  if (x_dim == 0 && x_step == 0 && ix_step == 1) {
+    // x repeats one value along the row (an expanded gradient, e.g. of a sum): a fill, with the
+    // index values only range-checked, in a loop the compiler vectorises
+    // v is out of range iff v < 0 or slots - 1 - v < 0: the sign bit of v | (slots - 1 - v),
+    // ORed over the row (no compare per value: SSE2 has no 64-bit one)
+    uint64_t signs = 0;
+    for (int64_t j = 0; j < width; ++j) {
+      const auto v = static_cast<uint64_t>(static_cast<int64_t>(ix[j]));
+      signs |= v | (static_cast<uint64_t>(slots - 1) - v);
+    }
+    std::fill_n(out, width, x[0]);
+    return (signs >> 63) == 0;
+  }
   if (x_step == 0 && ix_step == 1) {  // gathering along the last dim: four entries per turn
     const auto bound = static_cast<uint64_t>(slots);
     // negative values wrap to huge unsigned ones: one compare checks both ends
