@@ -345,6 +345,39 @@ TEST_CASE("line kernels of the fused scatter_reduce backward: ties, NaN results,
   CHECK(fix_ups > 0);  // the cases above do reach the second walk
 }
 
+// index_reduce amax/amin with self included first assumes one winner per slot: the winners must
+// add up to the number of slots. A NaN result (no winner) next to a tie (two) adds up too, so
+// NaN must send it to the tie-counting path as well.
+TEST_CASE("index_reduce amax/amin backward: one winner per slot, ties, and a NaN beside a tie") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  struct RowCase {
+    Vec self;
+    std::vector<int64_t> index;
+    Vec source;
+  };
+  const RowCase cases[] = {
+      {{0.5, 2.0, -1.0}, {1, 0, 2, 0}, {3.0, 1.0, 0.25, 4.0}},  // one winner everywhere
+      {{nan, 1.0}, {1}, {1.0}},                                   // NaN slot + a tied slot
+      {{1.0, 2.0, 3.0}, {0, 0, 2}, {1.0, 0.5, 3.0}},              // ties with self
+  };
+  for (const RowCase& c : cases) {
+    for (const char* reduce : {"amax", "amin"}) {
+      for (tg::DType dtype : {tg::kFloat32, tg::kFloat64}) {
+        CAPTURE(reduce);
+        CAPTURE(tg::dtype_name(dtype));
+        tg::Tensor self = tg::tensor(c.self).to(dtype).requires_grad_();
+        tg::Tensor source = tg::tensor(c.source).to(dtype).requires_grad_();
+        const tg::Tensor out = tg::index_reduce(self, 0, tg::tensor(c.index), source, reduce);
+        const tg::Tensor g = tg::arange(1, static_cast<int64_t>(c.self.size()) + 1).to(dtype);
+        const auto fused = tg::autograd::grad({out}, {self, source}, {g}, true, false);
+        const auto composed = tg::autograd::grad({out}, {self, source}, {g}, true, true);
+        CHECK_MESSAGE(same_values(fused[0], composed[0]), "self");
+        CHECK_MESSAGE(same_values(fused[1], composed[1]), "source");
+      }
+    }
+  }
+}
+
 // The fast loops check the index too: a bad value in a group of four (mean's counts), in a
 // chunk (amax's gathers) or in a row gathered from a repeated value raises, and changes nothing.
 TEST_CASE("line kernels and the repeated-value gather reject out-of-range index values") {

@@ -636,6 +636,67 @@ std::pair<Tensor, Tensor> scatter_reduce_grad(const Tensor& grad, const Tensor& 
 
 // ---- index_reduce: the row form -----------------------------------------------------------------
 
+// Winners of one row, w[j] = [v[j] == r[j]], counted; with dst, dst[j] = g[j] * w[j] (grad / 1).
+// Vectorised (Lanes), the same arithmetic as the per-element formulas.
+template <typename T>
+int64_t winners_of_row(const T* __restrict v, const T* __restrict r, const T* __restrict g,
+                       T* __restrict dst, int64_t n) {
+  using L = Lanes<T>;
+  typename L::Mask wins{};
+  int64_t j = 0, winners = 0;
+  for (; j + L::kWidth <= n; j += L::kWidth) {
+    const typename L::Mask won = L::load(v + j) == L::load(r + j);
+    wins -= won;
+    if (dst) L::store(dst + j, L::load(g + j) * L::ones_where(won));
+  }
+  for (int64_t lane = 0; lane < L::kWidth; ++lane) winners += wins[lane];
+  for (; j < n; ++j) {
+    const bool won = v[j] == r[j];
+    winners += won;
+    if (dst) dst[j] = static_cast<T>(g[j] * one_if<T>(won));
+  }
+  return winners;
+}
+
+// index_reduce amax/amin with self included, in one pass over the source: every slot has at least
+// one winner (self or a source entry equal to the result) unless its result is NaN, so when the
+// winners add up to self.numel() every slot has exactly one, and the gradients are grad * [winner]
+// (grad / ties with ties 1, bit for bit). Writes source's gradient into source_out (if defined)
+// and self's into self_out (if defined); false when some slot has ties or a NaN result (the
+// caller then counts ties, and overwrites both).
+template <typename T>
+bool index_reduce_single_winner(const Rows<T>& g, const T* r, const T* x, const T* s,
+                                const std::vector<int64_t>& ix, const Dims3& d,
+                                const Tensor& source_out, const Tensor& self_out) {
+  const int64_t slots = d.mid, inner = d.inner, n = static_cast<int64_t>(ix.size());
+  T* so = source_out.defined() ? source_out.data<T>() : nullptr;
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1));
+  std::atomic<int64_t> winners{0};
+  std::atomic<bool> nan{false};
+  parallel_for(0, d.outer * n, grain, [&](int64_t first, int64_t last) {
+    int64_t w = 0;
+    for (int64_t row = first; row < last; ++row) {
+      const int64_t outer = row / n, slot = ix[static_cast<size_t>(row % n)];
+      w += winners_of_row(s + row * inner, r + (outer * slots + slot) * inner, g.row(outer, slot),
+                          so ? so + row * inner : nullptr, inner);
+    }
+    winners += w;
+  });
+  parallel_for(0, d.outer * slots, grain, [&](int64_t first, int64_t last) {  // self's share
+    int64_t w = 0;
+    bool any_nan = false;
+    for (int64_t row = first; row < last; ++row) {
+      const T* rr = r + row * inner;
+      w += winners_of_row(x + row * inner, rr, g.row(row / slots, row % slots),
+                          self_out.defined() ? self_out.data<T>() + row * inner : nullptr, inner);
+      for (int64_t j = 0; j < inner; ++j) any_nan |= rr[j] != rr[j];
+    }
+    winners += w;
+    if (any_nan) nan = true;
+  });
+  return !nan && winners == d.outer * slots * inner;
+}
+
 // Rows of [outer, slots, inner] (self, result, grad, statistics) and [outer, n, inner] (source).
 // {self's gradient, source's gradient}, each only when asked for; one set of statistics serves
 // both.
@@ -650,6 +711,13 @@ std::pair<Tensor, Tensor> index_reduce_grad(const Tensor& grad, const Tensor& se
   const Rows<T> g = rows_of<T>(grad, dim);
   const Tensor rc = dense(result), xc = dense(self), sc = dense(source);
   const T *r = rc.data<T>(), *x = xc.data<T>(), *s = sc.data<T>();
+  if (kTies && include_self) {  // the common case: one winner per slot, one pass
+    Tensor self_out = want_self ? empty(self.shape(), self.dtype(), self.device()) : Tensor();
+    Tensor source_out =
+        want_source ? empty(source.shape(), source.dtype(), source.device()) : Tensor();
+    if (index_reduce_single_winner(g, r, x, s, ix, d, source_out, self_out))
+      return {self_out, source_out};
+  }
   std::vector<int64_t> count(static_cast<size_t>(slots), 0);  // the same for every column
   for (int64_t slot : ix) ++count[static_cast<size_t>(slot)];
   // Statistics (amax/amin ties, prod zero statistics) over whole rows, in column blocks. A row of
