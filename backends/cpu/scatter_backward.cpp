@@ -660,41 +660,86 @@ int64_t winners_of_row(const T* __restrict v, const T* __restrict r, const T* __
 
 // index_reduce amax/amin with self included, in one pass over the source: every slot has at least
 // one winner (self or a source entry equal to the result) unless its result is NaN, so when the
-// winners add up to self.numel() every slot has exactly one, and the gradients are grad * [winner]
-// (grad / ties with ties 1, bit for bit). Writes source's gradient into source_out (if defined)
-// and self's into self_out (if defined); false when some slot has ties or a NaN result (the
-// caller then counts ties, and overwrites both).
+// winners of a row of slots add up to its length every slot in it has exactly one, and the
+// gradients there are grad * [winner] (grad / ties with ties 1, bit for bit). The rows of slots
+// where they do not (ties, NaN) are then redone with tie counts. Writes source's gradient into
+// source_out and self's into self_out (each if defined). False, with nothing usable written, when
+// more than an eighth of the rows need redoing (data full of ties): the caller's general path is
+// faster then.
 template <typename T>
 bool index_reduce_single_winner(const Rows<T>& g, const T* r, const T* x, const T* s,
                                 const std::vector<int64_t>& ix, const Dims3& d,
                                 const Tensor& source_out, const Tensor& self_out) {
   const int64_t slots = d.mid, inner = d.inner, n = static_cast<int64_t>(ix.size());
+  const int64_t rows = d.outer * slots;  // rows of slots
   T* so = source_out.defined() ? source_out.data<T>() : nullptr;
+  T* xo = self_out.defined() ? self_out.data<T>() : nullptr;
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1));
-  std::atomic<int64_t> winners{0};
-  std::atomic<bool> nan{false};
-  parallel_for(0, d.outer * n, grain, [&](int64_t first, int64_t last) {
-    int64_t w = 0;
-    for (int64_t row = first; row < last; ++row) {
-      const int64_t outer = row / n, slot = ix[static_cast<size_t>(row % n)];
-      w += winners_of_row(s + row * inner, r + (outer * slots + slot) * inner, g.row(outer, slot),
-                          so ? so + row * inner : nullptr, inner);
-    }
-    winners += w;
-  });
-  parallel_for(0, d.outer * slots, grain, [&](int64_t first, int64_t last) {  // self's share
-    int64_t w = 0;
-    bool any_nan = false;
+  std::vector<std::atomic<int64_t>> winners(static_cast<size_t>(rows));
+  parallel_for(0, rows, grain, [&](int64_t first, int64_t last) {  // self's share; NaN: -inf
     for (int64_t row = first; row < last; ++row) {
       const T* rr = r + row * inner;
-      w += winners_of_row(x + row * inner, rr, g.row(row / slots, row % slots),
-                          self_out.defined() ? self_out.data<T>() + row * inner : nullptr, inner);
-      for (int64_t j = 0; j < inner; ++j) any_nan |= rr[j] != rr[j];
+      bool nan = false;
+      for (int64_t j = 0; j < inner; ++j) nan |= rr[j] != rr[j];
+      const int64_t w = winners_of_row(x + row * inner, rr, g.row(row / slots, row % slots),
+                                       xo ? xo + row * inner : nullptr, inner);
+      winners[static_cast<size_t>(row)].store(nan ? std::numeric_limits<int64_t>::min() : w,
+                                              std::memory_order_relaxed);
     }
-    winners += w;
-    if (any_nan) nan = true;
   });
-  return !nan && winners == d.outer * slots * inner;
+  parallel_for(0, d.outer * n, grain, [&](int64_t first, int64_t last) {
+    for (int64_t entry = first; entry < last; ++entry) {
+      const int64_t outer = entry / n, slot = ix[static_cast<size_t>(entry % n)];
+      const int64_t row = outer * slots + slot;
+      winners[static_cast<size_t>(row)].fetch_add(
+          winners_of_row(s + entry * inner, r + row * inner, g.row(outer, slot),
+                         so ? so + entry * inner : nullptr, inner),
+          std::memory_order_relaxed);
+    }
+  });
+  std::vector<int64_t> redo;  // rows of slots with ties or a NaN result
+  for (int64_t row = 0; row < rows; ++row)
+    if (winners[static_cast<size_t>(row)].load(std::memory_order_relaxed) != inner)
+      redo.push_back(row);
+  if (redo.empty()) return true;
+  if (static_cast<int64_t>(redo.size()) * 8 > rows) return false;
+  // The entries of each slot, by a counting sort: entries begin[slot] to begin[slot + 1] of order.
+  std::vector<int64_t> begin(static_cast<size_t>(slots) + 1, 0), order(static_cast<size_t>(n));
+  for (int64_t slot : ix) ++begin[static_cast<size_t>(slot) + 1];
+  for (int64_t slot = 0; slot < slots; ++slot)
+    begin[static_cast<size_t>(slot) + 1] += begin[static_cast<size_t>(slot)];
+  std::vector<int64_t> next(begin.begin(), begin.end() - 1);
+  for (int64_t k = 0; k < n; ++k)
+    order[static_cast<size_t>(next[static_cast<size_t>(ix[static_cast<size_t>(k)])]++)] = k;
+  parallel_for(0, static_cast<int64_t>(redo.size()), 1, [&](int64_t first, int64_t last) {
+    std::vector<int32_t> ties(static_cast<size_t>(inner));
+    for (int64_t i = first; i < last; ++i) {
+      const int64_t row = redo[static_cast<size_t>(i)], outer = row / slots, slot = row % slots;
+      const T *rr = r + row * inner, *xr = x + row * inner, *gr = g.row(outer, slot);
+      const auto entries = [&](auto fn) {  // fn(source row) for each entry of this slot
+        for (int64_t e = begin[static_cast<size_t>(slot)]; e < begin[static_cast<size_t>(slot) + 1]; ++e)
+          fn(outer * n + order[static_cast<size_t>(e)]);
+      };
+      for (int64_t j = 0; j < inner; ++j) ties[static_cast<size_t>(j)] = xr[j] == rr[j];
+      entries([&](int64_t entry) {
+        const T* v = s + entry * inner;
+        for (int64_t j = 0; j < inner; ++j) ties[static_cast<size_t>(j)] += v[j] == rr[j];
+      });
+      auto share = [&](int64_t j) {  // grad / ties, as the composed formula
+        return static_cast<T>(gr[j] / static_cast<T>(ties[static_cast<size_t>(j)]));
+      };
+      if (xo)
+        for (int64_t j = 0; j < inner; ++j)
+          xo[row * inner + j] = static_cast<T>(share(j) * one_if<T>(xr[j] == rr[j]));
+      if (so)
+        entries([&](int64_t entry) {
+          const T* v = s + entry * inner;
+          for (int64_t j = 0; j < inner; ++j)
+            so[entry * inner + j] = static_cast<T>(share(j) * one_if<T>(v[j] == rr[j]));
+        });
+    }
+  });
+  return true;
 }
 
 // Rows of [outer, slots, inner] (self, result, grad, statistics) and [outer, n, inner] (source).
