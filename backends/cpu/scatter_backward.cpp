@@ -382,19 +382,24 @@ bool single_winner_line(const LineView<T, I> v, int64_t length, int64_t slots, b
   alignas(16) T rv[kChunk], gv[kChunk];
   typename L::Mask wins{};
   int64_t winners = 0;
-  bool all_in = true;
+  uint64_t signs = 0;  // sign bit set iff some index value is out of range
+  const bool one_grad = v.gs == 0;  // one grad for the whole line (the expanded gradient of a sum)
+  const typename L::Vec g0 = L::broadcast(v.g[0]);
   for (int64_t k0 = 0; k0 < length; k0 += kChunk) {
     const int64_t m = std::min(kChunk, length - k0);
-    // an out-of-range value reads slot 0 (the caller raises)
+    // v is out of range iff v < 0 or slots - 1 - v < 0; such a value reads the last slot
+    // instead (the caller raises)
+    const auto last = static_cast<uint64_t>(slots - 1);
+    for (int64_t i = 0; i < m; ++i) {
+      const auto u = static_cast<uint64_t>(static_cast<int64_t>(v.ix[k0 + i]));
+      signs |= u | (last - u);
+    }
     auto slot_at = [&](int64_t i) {
-      const int64_t slot = v.ix[k0 + i];
-      const bool in = IndexGuard::in_range(slot, slots);
-      all_in &= in;
-      return in ? slot : 0;
+      return static_cast<int64_t>(
+          std::min(static_cast<uint64_t>(static_cast<int64_t>(v.ix[k0 + i])), last));
     };
-    if (v.gs == 0) {  // one grad for the whole line (the expanded gradient of a sum)
+    if (one_grad) {
       for (int64_t i = 0; i < m; ++i) rv[i] = v.r[slot_at(i)];
-      std::fill_n(gv, m, v.g[0]);
     } else {
       const int64_t gs = v.gs;
       for (int64_t i = 0; i < m; ++i) {
@@ -409,14 +414,15 @@ bool single_winner_line(const LineView<T, I> v, int64_t length, int64_t slots, b
     for (; i + L::kWidth <= m; i += L::kWidth) {
       const typename L::Mask won = L::load(s + i) == L::load(rv + i);
       wins -= won;  // -(-1) per winner
-      L::store(out + i, L::load(gv + i) * L::ones_where(won));
+      L::store(out + i, (one_grad ? g0 : L::load(gv + i)) * L::ones_where(won));
     }
     for (; i < m; ++i) {
       const bool won = s[i] == rv[i];
       winners += won;
-      out[i] = static_cast<T>(gv[i] * one_if<T>(won));
+      out[i] = static_cast<T>((one_grad ? v.g[0] : gv[i]) * one_if<T>(won));
     }
   }
+  const bool all_in = (signs >> 63) == 0;
   for (int64_t lane = 0; lane < L::kWidth; ++lane) winners += wins[lane];
   ok = ok && all_in;
   // self's wins, and NaN results (r != r), over the line's slots
