@@ -709,22 +709,16 @@ bool index_reduce_single_winner(const Rows<T>& g, const T* r, const T* x, const 
       redo.push_back(row);
   if (redo.empty()) return true;
   if (static_cast<int64_t>(redo.size()) * 8 > rows) return false;
-  // The entries of each slot, by a counting sort: entries begin[slot] to begin[slot + 1] of order.
-  std::vector<int64_t> begin(static_cast<size_t>(slots) + 1, 0), order(static_cast<size_t>(n));
-  for (int64_t slot : ix) ++begin[static_cast<size_t>(slot) + 1];
-  for (int64_t slot = 0; slot < slots; ++slot)
-    begin[static_cast<size_t>(slot) + 1] += begin[static_cast<size_t>(slot)];
-  std::vector<int64_t> next(begin.begin(), begin.end() - 1);
-  for (int64_t k = 0; k < n; ++k)
-    order[static_cast<size_t>(next[static_cast<size_t>(ix[static_cast<size_t>(k)])]++)] = k;
+  const EntriesBySlot grouped = group_by_slot(ix, slots);
   parallel_for(0, static_cast<int64_t>(redo.size()), 1, [&](int64_t first, int64_t last) {
     std::vector<int32_t> ties(static_cast<size_t>(inner));
     for (int64_t i = first; i < last; ++i) {
       const int64_t row = redo[static_cast<size_t>(i)], outer = row / slots, slot = row % slots;
       const T *rr = r + row * inner, *xr = x + row * inner, *gr = g.row(outer, slot);
       const auto entries = [&](auto fn) {  // fn(source row) for each entry of this slot
-        for (int64_t e = begin[static_cast<size_t>(slot)]; e < begin[static_cast<size_t>(slot) + 1]; ++e)
-          fn(outer * n + order[static_cast<size_t>(e)]);
+        const int64_t first_entry = grouped.begin[static_cast<size_t>(slot)];
+        for (int64_t e = first_entry; e < first_entry + grouped.count(slot); ++e)
+          fn(outer * n + grouped.order[static_cast<size_t>(e)]);
       };
       for (int64_t j = 0; j < inner; ++j) ties[static_cast<size_t>(j)] = xr[j] == rr[j];
       entries([&](int64_t entry) {

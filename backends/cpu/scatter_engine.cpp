@@ -63,6 +63,18 @@ Dims3 dims3(const Shape& shape, int64_t dim) {
   return d;
 }
 
+EntriesBySlot group_by_slot(const std::vector<int64_t>& ix, int64_t slots) {
+  EntriesBySlot g{std::vector<int64_t>(static_cast<size_t>(slots) + 1, 0),
+                  std::vector<int64_t>(ix.size())};
+  for (int64_t slot : ix) ++g.begin[static_cast<size_t>(slot) + 1];
+  for (int64_t slot = 0; slot < slots; ++slot)
+    g.begin[static_cast<size_t>(slot) + 1] += g.begin[static_cast<size_t>(slot)];
+  std::vector<int64_t> next(g.begin.begin(), g.begin.end() - 1);
+  for (size_t k = 0; k < ix.size(); ++k)
+    g.order[static_cast<size_t>(next[static_cast<size_t>(ix[k])]++)] = static_cast<int64_t>(k);
+  return g;
+}
+
 std::vector<int64_t> index_values(const Tensor& index) {
   const Tensor flat = index.contiguous();
   std::vector<int64_t> values(static_cast<size_t>(flat.numel()));
@@ -238,20 +250,9 @@ void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_
                         bool fresh) {
   const Dims3 d = dims3(out.shape(), dim);
   const int64_t n = static_cast<int64_t>(ix.size()), slots = d.mid, inner = d.inner;
-  // The entries grouped by slot, in index order within each slot (a stable counting sort):
-  // entries begin[slot] to begin[slot + 1] of `order`.
-  std::vector<int64_t> begin(static_cast<size_t>(slots) + 1, 0), order(static_cast<size_t>(n));
-  for (int64_t slot : ix) ++begin[static_cast<size_t>(slot) + 1];
-  for (int64_t slot = 0; slot < slots; ++slot)
-    begin[static_cast<size_t>(slot) + 1] += begin[static_cast<size_t>(slot)];
-  {
-    std::vector<int64_t> next(begin.begin(), begin.end() - 1);
-    for (int64_t k = 0; k < n; ++k)
-      order[static_cast<size_t>(next[static_cast<size_t>(ix[static_cast<size_t>(k)])]++)] = k;
-  }
-  auto count = [&](int64_t slot) {
-    return begin[static_cast<size_t>(slot) + 1] - begin[static_cast<size_t>(slot)];
-  };
+  const EntriesBySlot grouped = group_by_slot(ix, slots);
+  const std::vector<int64_t>&begin = grouped.begin, &order = grouped.order;
+  auto count = [&](int64_t slot) { return grouped.count(slot); };
   T* o = out.data<T>();
   const T start = identity<T>(reduce);
   const bool restart = fresh || !include_self;  // a slot's first entry starts from `start`

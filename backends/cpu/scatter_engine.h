@@ -322,6 +322,16 @@ inline void prefetch_row(const T* row, int64_t n) {
 // The index values of a 0-d or 1-d index as int64 (index ops: a few thousand entries at most).
 std::vector<int64_t> index_values(const Tensor& index);
 
+// The entries of a 1-d index grouped by slot, in index order within each slot (a stable counting
+// sort): slot b's entries are order[begin[b]] to order[begin[b + 1] - 1].
+struct EntriesBySlot {
+  std::vector<int64_t> begin, order;
+  int64_t count(int64_t slot) const {
+    return begin[static_cast<size_t>(slot) + 1] - begin[static_cast<size_t>(slot)];
+  }
+};
+EntriesBySlot group_by_slot(const std::vector<int64_t>& ix, int64_t slots);
+
 // ---- the reductions -----------------------------------------------------------------------------
 
 // The value a slot starts from when include_self is false.
