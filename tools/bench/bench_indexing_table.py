@@ -3,9 +3,10 @@
 
   B=build-bench/tools/bench/tg_bench_vs_torch
   F='masked|index|scatter|gather'
-  $B --benchmark_filter=$F --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \\
+  R='--benchmark_repetitions=7 --benchmark_enable_random_interleaving=true'
+  $B --benchmark_filter=$F $R --benchmark_report_aggregates_only=true \\
      --benchmark_out=run1.json --benchmark_out_format=json
-  $B --threads=2 --benchmark_filter=$F --benchmark_repetitions=5 \\
+  $B --threads=2 --benchmark_filter=$F $R \\
      --benchmark_report_aggregates_only=true --benchmark_out=run2.json --benchmark_out_format=json
   python3 tools/bench/bench_indexing_table.py run1.json run2.json
 
@@ -20,6 +21,11 @@ import sys
 # fwd+bwd ratio targets from issue 3
 TARGETS = {"masked_scatter": 0.3, "index_reduce": 0.3, "scatter_reduce": 0.3, "index_fill": 1.0,
            "index_add": 1.0, "gather": 1.0, "index_select": 1.0}
+
+
+ORDER = ["masked_scatter", "index_reduce_prod", "index_reduce_mean", "index_reduce_amax",
+         "scatter_reduce_sum", "scatter_reduce_prod", "scatter_reduce_mean", "scatter_reduce_amax",
+         "index_fill", "index_add", "gather", "index_select"]
 
 
 def medians(path, clock):
@@ -45,7 +51,10 @@ def main():
     if len(sys.argv) != 3:
         sys.exit("usage: bench_indexing_table.py RUN_1_THREAD.json RUN_2_THREADS.json")
     one, two = medians(sys.argv[1], "cpu_time"), medians(sys.argv[2], "real_time")
-    cases = [c for (lib, c) in one if lib == "tapegrad" and c.endswith("_fwd")]
+    # the cases in the benchmark's order (interleaved runs list them in random order)
+    cases = sorted((c for (lib, c) in one if lib == "tapegrad" and c.endswith("_fwd")),
+                   key=lambda c: ORDER.index(c[: -len("_fwd")]) if c[: -len("_fwd")] in ORDER
+                   else len(ORDER))
     print("| case | pass | 1 thread: tapegrad | libtorch | ratio | 2 threads: tapegrad | libtorch "
           "| ratio | target | met (1 / 2 threads) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
