@@ -308,16 +308,20 @@ TEST_CASE("fused reduce gradients equal the composed ones (ties, zeros, duplicat
 TEST_CASE("line kernels of the fused scatter_reduce backward: ties, NaN results, strides") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   // row 0: distinct values (one winner per slot); row 1: ties with self and between entries;
-  // row 2: NaN in self and in src, no ties (the NaN alone sends that line to the second walk)
+  // row 2: NaN in self and in src, no ties (the NaN alone sends that line to the second walk);
+  // row 3: a NaN slot (no winner) beside a tied one (two): the winners add up to the slots, so
+  // only the NaN check sends it to the tie-counting walk
   const tg::Tensor self = tg::tensor({{1.0, 4.0, 2.0, 0.5}, {3.0, 3.0, 1.0, -1.0},
-                                      {nan, 1.0, 2.0, 0.25}});
+                                      {nan, 1.0, 2.0, 0.25}, {nan, 1.0, 2.0, 0.5}});
   const tg::Tensor src = tg::tensor({{0.5, 5.0, 1.5, 3.0, 0.75, 2.5},
                                      {3.0, 2.0, 3.0, 1.0, 1.0, -1.0},
-                                     {1.0, nan, 2.5, 3.0, 0.5, 7.0}});
-  const tg::Tensor index = tg::tensor({{0, 1, 2, 2, 3, 0}, {0, 1, 1, 2, 2, 3}, {0, 1, 2, 2, 3, 3}})
+                                     {1.0, nan, 2.5, 3.0, 0.5, 7.0},
+                                     {1.0, 1.0, 0.25, 0.1, 0.2, 0.05}});
+  const tg::Tensor index = tg::tensor({{0, 1, 2, 2, 3, 0}, {0, 1, 1, 2, 2, 3}, {0, 1, 2, 2, 3, 3},
+                                       {0, 1, 2, 3, 2, 3}})
                                .to(tg::kInt64);
   const tg::Tensor g = tg::tensor({{1.0, -2.0, 0.5, 3.0}, {2.0, 1.0, -1.0, 4.0},
-                                   {1.5, 2.0, -0.5, 1.0}});
+                                   {1.5, 2.0, -0.5, 1.0}, {1.0, 2.0, 3.0, 4.0}});
   int fix_ups = 0;  // cases whose expected gradient needs the second walk (ties or NaN)
   for (tg::DType dtype : {tg::kFloat32, tg::kFloat64}) {
     for (bool strided : {false, true}) {
@@ -390,7 +394,10 @@ TEST_CASE("line kernels and the repeated-value gather reject out-of-range index 
       for (const char* reduce : {"mean", "amax", "amin", "sum"}) {
         CAPTURE(reduce);
         tg::Tensor self = tg::tensor({{1.0, 2.0, 3.0, 4.0}}).requires_grad_();
-        tg::Tensor src = tg::ones({1, 10}, tg::kFloat64).requires_grad_();
+        // distinct values below self's: with amax every slot has one winner (self), so the
+        // backward takes its single-winner loop, whose range check must catch the bad value
+        tg::Tensor src =
+            (tg::arange(1, 11).to(tg::kFloat64) * 0.05).reshape({1, 10}).requires_grad_();
         const std::string what = tg_test::error_of<tg::IndexError>(
             [&] { (void)tg::scatter_reduce(self, 1, index, src, reduce, true); });
         CHECK(what.find("out of range") != std::string::npos);

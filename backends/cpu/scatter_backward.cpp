@@ -365,8 +365,34 @@ struct Lanes {
   }
   static void store(T* p, Vec v) { std::memcpy(p, &v, sizeof v); }
   static Vec broadcast(T a) { return Vec{} + a; }
-  static Vec ones_where(Mask m) { return reinterpret_cast<Vec>(m & (Mask{} + std::bit_cast<U>(T(1)))); }
+  static Vec ones_where(Mask m) {  // 1 where m is set, else 0
+    return reinterpret_cast<Vec>(m & (Mask{} + std::bit_cast<U>(T(1))));
+  }
 };
+
+// Winners of a run, w[j] = [v[j] == r[j]], counted; with dst, dst[j] = g[j * g_step] * w[j]
+// (grad / ties with ties 1), g_step 1, or 0 for one grad for the whole run. Vectorised (Lanes),
+// the same arithmetic as the per-element formulas.
+template <typename T>
+int64_t winners_of_row(const T* __restrict v, const T* __restrict r, const T* __restrict g,
+                       int64_t g_step, T* __restrict dst, int64_t n) {
+  using L = Lanes<T>;
+  typename L::Mask wins{};
+  const typename L::Vec g0 = dst ? L::broadcast(g[0]) : typename L::Vec{};
+  int64_t j = 0, winners = 0;
+  for (; j + L::kWidth <= n; j += L::kWidth) {
+    const typename L::Mask won = L::load(v + j) == L::load(r + j);
+    wins -= won;  // -(-1) per winner
+    if (dst) L::store(dst + j, (g_step == 0 ? g0 : L::load(g + j)) * L::ones_where(won));
+  }
+  for (int64_t lane = 0; lane < L::kWidth; ++lane) winners += wins[lane];
+  for (; j < n; ++j) {
+    const bool won = v[j] == r[j];
+    winners += won;
+    if (dst) dst[j] = static_cast<T>(g[j * g_step] * one_if<T>(won));
+  }
+  return winners;
+}
 
 // amax/amin along one contiguous line with self included (the default), vectorised: the result
 // and grad at each entry's slot are gathered a chunk at a time, then src's gradient
@@ -377,23 +403,16 @@ struct Lanes {
 // tie-counting loop. `ok` turns false if an index value was out of range.
 template <typename T, typename I>
 bool single_winner_line(const LineView<T, I> v, int64_t length, int64_t slots, bool& ok) {
-  using L = Lanes<T>;
   constexpr int64_t kChunk = 256;
   alignas(16) T rv[kChunk], gv[kChunk];
-  typename L::Mask wins{};
   int64_t winners = 0;
-  uint64_t signs = 0;  // sign bit set iff some index value is out of range
+  bool all_in = true;
   const bool one_grad = v.gs == 0;  // one grad for the whole line (the expanded gradient of a sum)
-  const typename L::Vec g0 = L::broadcast(v.g[0]);
   for (int64_t k0 = 0; k0 < length; k0 += kChunk) {
     const int64_t m = std::min(kChunk, length - k0);
-    // v is out of range iff v < 0 or slots - 1 - v < 0; such a value reads the last slot
-    // instead (the caller raises)
+    all_in &= !any_out_of_range(v.ix + k0, m, slots);
+    // an out-of-range value reads the last slot instead (the caller raises)
     const auto last = static_cast<uint64_t>(slots - 1);
-    for (int64_t i = 0; i < m; ++i) {
-      const auto u = static_cast<uint64_t>(static_cast<int64_t>(v.ix[k0 + i]));
-      signs |= u | (last - u);
-    }
     auto slot_at = [&](int64_t i) {
       return static_cast<int64_t>(
           std::min(static_cast<uint64_t>(static_cast<int64_t>(v.ix[k0 + i])), last));
@@ -408,41 +427,17 @@ bool single_winner_line(const LineView<T, I> v, int64_t length, int64_t slots, b
         gv[i] = v.g[at * gs];
       }
     }
-    const T* __restrict s = v.s + k0;
-    T* __restrict out = v.out + k0;
-    int64_t i = 0;
-    for (; i + L::kWidth <= m; i += L::kWidth) {
-      const typename L::Mask won = L::load(s + i) == L::load(rv + i);
-      wins -= won;  // -(-1) per winner
-      L::store(out + i, (one_grad ? g0 : L::load(gv + i)) * L::ones_where(won));
-    }
-    for (; i < m; ++i) {
-      const bool won = s[i] == rv[i];
-      winners += won;
-      out[i] = static_cast<T>((one_grad ? v.g[0] : gv[i]) * one_if<T>(won));
-    }
+    winners += one_grad ? winners_of_row(v.s + k0, rv, v.g, 0, v.out + k0, m)
+                        : winners_of_row(v.s + k0, rv, gv, 1, v.out + k0, m);
   }
-  const bool all_in = (signs >> 63) == 0;
-  for (int64_t lane = 0; lane < L::kWidth; ++lane) winners += wins[lane];
   ok = ok && all_in;
   // self's wins, and NaN results (r != r), over the line's slots
-  typename L::Mask self_wins{}, nans{};
-  int64_t slot = 0;
-  if (v.xs == 1)
-    for (; slot + L::kWidth <= slots; slot += L::kWidth) {
-      const typename L::Vec r = L::load(v.r + slot);
-      self_wins -= L::load(v.x + slot) == r;
-      nans |= r != r;
-    }
   bool nan = false;
-  for (int64_t lane = 0; lane < L::kWidth; ++lane) {
-    winners += self_wins[lane];
-    nan |= nans[lane] != 0;
-  }
-  for (; slot < slots; ++slot) {
-    const T r = v.r[slot];
-    winners += v.x[slot * v.xs] == r;
-    nan |= r != r;
+  for (int64_t slot = 0; slot < slots; ++slot) nan |= v.r[slot] != v.r[slot];
+  if (v.xs == 1) {
+    winners += winners_of_row<T>(v.x, v.r, nullptr, 0, nullptr, slots);
+  } else {
+    for (int64_t slot = 0; slot < slots; ++slot) winners += v.x[slot * v.xs] == v.r[slot];
   }
   if (nan || winners != slots) return false;
   std::fill_n(v.ties, slots, 1);  // for self's gradient
@@ -642,28 +637,6 @@ std::pair<Tensor, Tensor> scatter_reduce_grad(const Tensor& grad, const Tensor& 
 
 // ---- index_reduce: the row form -----------------------------------------------------------------
 
-// Winners of one row, w[j] = [v[j] == r[j]], counted; with dst, dst[j] = g[j] * w[j] (grad / 1).
-// Vectorised (Lanes), the same arithmetic as the per-element formulas.
-template <typename T>
-int64_t winners_of_row(const T* __restrict v, const T* __restrict r, const T* __restrict g,
-                       T* __restrict dst, int64_t n) {
-  using L = Lanes<T>;
-  typename L::Mask wins{};
-  int64_t j = 0, winners = 0;
-  for (; j + L::kWidth <= n; j += L::kWidth) {
-    const typename L::Mask won = L::load(v + j) == L::load(r + j);
-    wins -= won;
-    if (dst) L::store(dst + j, L::load(g + j) * L::ones_where(won));
-  }
-  for (int64_t lane = 0; lane < L::kWidth; ++lane) winners += wins[lane];
-  for (; j < n; ++j) {
-    const bool won = v[j] == r[j];
-    winners += won;
-    if (dst) dst[j] = static_cast<T>(g[j] * one_if<T>(won));
-  }
-  return winners;
-}
-
 // index_reduce amax/amin with self included, in one pass over the source: every slot has at least
 // one winner (self or a source entry equal to the result) unless its result is NaN, so when the
 // winners of a row of slots add up to its length every slot in it has exactly one, and the
@@ -687,7 +660,7 @@ bool index_reduce_single_winner(const Rows<T>& g, const T* r, const T* x, const 
       const T* rr = r + row * inner;
       bool nan = false;
       for (int64_t j = 0; j < inner; ++j) nan |= rr[j] != rr[j];
-      const int64_t w = winners_of_row(x + row * inner, rr, g.row(row / slots, row % slots),
+      const int64_t w = winners_of_row(x + row * inner, rr, g.row(row / slots, row % slots), 1,
                                        xo ? xo + row * inner : nullptr, inner);
       winners[static_cast<size_t>(row)].store(nan ? std::numeric_limits<int64_t>::min() : w,
                                               std::memory_order_relaxed);
@@ -698,7 +671,7 @@ bool index_reduce_single_winner(const Rows<T>& g, const T* r, const T* x, const 
       const int64_t outer = entry / n, slot = ix[static_cast<size_t>(entry % n)];
       const int64_t row = outer * slots + slot;
       winners[static_cast<size_t>(row)].fetch_add(
-          winners_of_row(s + entry * inner, r + row * inner, g.row(outer, slot),
+          winners_of_row(s + entry * inner, r + row * inner, g.row(outer, slot), 1,
                          so ? so + entry * inner : nullptr, inner),
           std::memory_order_relaxed);
     }

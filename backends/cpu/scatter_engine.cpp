@@ -251,7 +251,8 @@ void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_
   const Dims3 d = dims3(out.shape(), dim);
   const int64_t n = static_cast<int64_t>(ix.size()), slots = d.mid, inner = d.inner;
   const EntriesBySlot grouped = group_by_slot(ix, slots);
-  const std::vector<int64_t>&begin = grouped.begin, &order = grouped.order;
+  const std::vector<int64_t>& begin = grouped.begin;
+  const std::vector<int64_t>& order = grouped.order;
   auto count = [&](int64_t slot) { return grouped.count(slot); };
   T* o = out.data<T>();
   const T start = identity<T>(reduce);
@@ -323,16 +324,9 @@ bool gather_row(T* out, const T* x, int64_t x_dim, int64_t x_step, const I* ix, 
                 int64_t width, int64_t slots) {
   if (x_dim == 0 && x_step == 0 && ix_step == 1) {
     // x repeats one value along the row (an expanded gradient, e.g. of a sum): a fill, with the
-    // index values only range-checked, in a loop the compiler vectorises
-    // v is out of range iff v < 0 or slots - 1 - v < 0: the sign bit of v | (slots - 1 - v),
-    // ORed over the row (no compare per value: SSE2 has no 64-bit one)
-    uint64_t signs = 0;
-    for (int64_t j = 0; j < width; ++j) {
-      const auto v = static_cast<uint64_t>(static_cast<int64_t>(ix[j]));
-      signs |= v | (static_cast<uint64_t>(slots - 1) - v);
-    }
+    // index values only range-checked
     std::fill_n(out, width, x[0]);
-    return (signs >> 63) == 0;
+    return !any_out_of_range(ix, width, slots);
   }
   if (x_step == 0 && ix_step == 1) {  // gathering along the last dim: four entries per turn
     const auto bound = static_cast<uint64_t>(slots);
