@@ -1,5 +1,6 @@
-// CPU cat and stack: check every input's shape, allocate the result in the promoted dtype, and
-// copy each input into its slice of the result (copy_data converts dtypes and handles strides).
+// CPU cat and stack: allocate the result in the promoted dtype and copy each input into its slice
+// of the result (copy_data converts dtypes and handles strides). The shapes are checked before
+// dispatch (ops/checks/join.cpp).
 #include <algorithm>
 #include <cstring>
 
@@ -50,17 +51,9 @@ bool skipped_by_cat(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
 }  // namespace
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
-  TG_CHECK(!tensors.empty(), ValueError, "cat", "tensors must be a non-empty list");
-  const Tensor* ref = nullptr;
-  size_t ref_index = 0;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    TG_CHECK(tensors[i].dim() > 0, ValueError, "cat", "tensors[", i,
-             "] is zero-dimensional and cannot be concatenated");
-    if (!ref && !skipped_by_cat(tensors[i])) {
-      ref = &tensors[i];
-      ref_index = i;
-    }
-  }
+  const Tensor* ref = nullptr;  // the first tensor cat does not skip
+  for (const Tensor& t : tensors)
+    if (!ref && !skipped_by_cat(t)) ref = &t;
   const DType dtype = promoted_dtype(tensors);
   if (!ref) {  // only [0] tensors
     wrap_dim("cat", dim, 1);
@@ -69,16 +62,8 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   const int64_t d = wrap_dim("cat", dim, ref->dim());
   Shape out_shape = ref->shape();
   out_shape[d] = 0;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const Tensor& t = tensors[i];
-    if (skipped_by_cat(t)) continue;
-    bool match = t.dim() == ref->dim();
-    for (int64_t k = 0; match && k < t.dim(); ++k) match = k == d || t.size(k) == ref->size(k);
-    TG_CHECK(match, ValueError, "cat", "sizes of tensors must match except in dim ", d,
-             ": tensors[", ref_index, "] has shape ", ref->shape(), ", tensors[", i,
-             "] has shape ", t.shape());
-    out_shape[d] += t.size(d);
-  }
+  for (const Tensor& t : tensors)
+    if (!skipped_by_cat(t)) out_shape[d] += t.size(d);
   Tensor out = empty(out_shape, dtype, ref->device());
   // Each input lands in `rows` runs of the result, one per index of the dims before d.
   int64_t rows = 1, offset = 0;
@@ -93,13 +78,8 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
 }
 
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
-  TG_CHECK(!tensors.empty(), ValueError, "stack", "tensors must be a non-empty list");
   const Shape& shape = tensors[0].shape();
   const int64_t d = wrap_dim("stack", dim, tensors[0].dim() + 1);
-  for (size_t i = 1; i < tensors.size(); ++i)
-    TG_CHECK(tensors[i].shape() == shape, ValueError, "stack",
-             "all tensors must have the same shape: tensors[0] has shape ", shape, ", tensors[", i,
-             "] has shape ", tensors[i].shape());
   Shape out_shape = shape;
   out_shape.insert(static_cast<size_t>(d), static_cast<int64_t>(tensors.size()));
   Tensor out = empty(out_shape, promoted_dtype(tensors), tensors[0].device());

@@ -324,12 +324,4 @@ Tensor comparison_op(const char* op, const Tensor& a, const Tensor& b, const Fn&
   return binary_op_in<Types::All, true>(op, result_type(a, b), a, b, fn);
 }
 
-// add/sub's alpha must fit the result dtype, as in PyTorch.
-inline void check_alpha(const char* op, DType result, const Scalar& alpha) {
-  TG_CHECK(!alpha.is_bool() || result == kBool, TypeError, op,
-           "a bool alpha needs a bool result, got result dtype ", dtype_name(result));
-  TG_CHECK(is_floating(result) || !alpha.is_floating(), TypeError, op,
-           "alpha must be an integer for a result of dtype ", dtype_name(result), ", got ", alpha);
-}
-
 }  // namespace tg::cpu

@@ -27,26 +27,13 @@ struct LossInputs {
   RowLayout rows;  // one row per sample (r = n * inner + i), along the class dim
 };
 
-// Checks shapes and target values (before anything is written) and lays the inputs out.
-// classes_last: copy an [N, C, d1, ...] self to [N, d1, ..., C], so every row is contiguous.
+// Checks the target values (before anything is written; the shapes were checked before dispatch,
+// ops/checks/loss.cpp) and lays the inputs out. classes_last: copy an [N, C, d1, ...] self to
+// [N, d1, ..., C], so every row is contiguous.
 LossInputs loss_inputs(const char* op, const Tensor& self, const Tensor& target,
-                       const Tensor& weight, int64_t ignore_index, double label_smoothing,
-                       bool classes_last) {
-  TG_CHECK(self.dim() >= 1, ValueError, op,
-           "self must have at least 1 dim (the classes), got a 0-d tensor");
+                       const Tensor& weight, int64_t ignore_index, bool classes_last) {
   const int64_t class_dim = self.dim() >= 2 ? 1 : 0;
   const int64_t classes = self.size(class_dim);
-  Shape expected;  // self's shape without the class dim
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (d != class_dim) expected.push_back(self.size(d));
-  TG_CHECK(target.shape() == expected, ValueError, op, "target has shape ", target.shape(),
-           ", expected ", expected, " (self's shape ", self.shape(), " without the class dim ",
-           class_dim, ")");
-  TG_CHECK(!weight.defined() || (weight.dim() == 1 && weight.numel() == classes), ValueError, op,
-           "weight has shape ", weight.defined() ? weight.shape() : Shape{}, ", expected [",
-           classes, "] (one weight per class)");
-  TG_CHECK(label_smoothing >= 0 && label_smoothing <= 1, ValueError, op,
-           "label_smoothing must be in [0, 1], got ", label_smoothing);
   LossInputs in;
   in.target = target.to(kInt64).contiguous();
   const int64_t* t = in.target.data<int64_t>();
@@ -120,20 +107,11 @@ Tensor reduce_losses(const std::vector<double>& losses, const LossInputs& in, do
   return full({}, total / divisor, in.self.dtype(), in.self.device());
 }
 
-// grad_output must have the loss's shape: one entry per sample for "none", 0-d otherwise.
-void check_grad_output(const char* op, const Tensor& grad_output, const LossInputs& in,
-                       const std::string& reduction) {
-  const Shape expected = reduction == "none" ? in.target.shape() : Shape{};
-  TG_CHECK(grad_output.shape() == expected, ValueError, op, "grad_output has shape ",
-           grad_output.shape(), ", expected ", expected, " (the loss's shape for reduction '",
-           reduction, "')");
-}
-
 }  // namespace
 
 Tensor nll_loss(const Tensor& self, const Tensor& target, const Tensor& weight,
                 const std::string& reduction, int64_t ignore_index) {
-  const LossInputs in = loss_inputs("nll_loss", self, target, weight, ignore_index, 0, false);
+  const LossInputs in = loss_inputs("nll_loss", self, target, weight, ignore_index, false);
   Tensor out;
   visit_floating("nll_loss", in.self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -154,8 +132,7 @@ Tensor nll_loss(const Tensor& self, const Tensor& target, const Tensor& weight,
 Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
                          const Tensor& weight, const std::string& reduction, int64_t ignore_index) {
   const char* op = "nll_loss_backward";
-  const LossInputs in = loss_inputs(op, self, target, weight, ignore_index, 0, false);
-  check_grad_output(op, grad_output, in, reduction);
+  const LossInputs in = loss_inputs(op, self, target, weight, ignore_index, false);
   const Tensor go = grad_output.to(self.dtype()).contiguous();
   Tensor out = zeros(self.shape(), self.dtype(), self.device());
   visit_floating(op, self.dtype(), [&](auto tag) {
@@ -176,8 +153,7 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
 
 Tensor cross_entropy(const Tensor& self, const Tensor& target, const Tensor& weight,
                      const std::string& reduction, int64_t ignore_index, double label_smoothing) {
-  const LossInputs in =
-      loss_inputs("cross_entropy", self, target, weight, ignore_index, label_smoothing, true);
+  const LossInputs in = loss_inputs("cross_entropy", self, target, weight, ignore_index, true);
   Tensor out;
   visit_floating("cross_entropy", in.self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -214,8 +190,7 @@ Tensor cross_entropy_backward(const Tensor& grad_output, const Tensor& self, con
                               const Tensor& weight, const std::string& reduction,
                               int64_t ignore_index, double label_smoothing) {
   const char* op = "cross_entropy_backward";
-  const LossInputs in = loss_inputs(op, self, target, weight, ignore_index, label_smoothing, true);
-  check_grad_output(op, grad_output, in, reduction);
+  const LossInputs in = loss_inputs(op, self, target, weight, ignore_index, true);
   const Tensor go = grad_output.to(in.self.dtype()).contiguous();
   Tensor out = empty(in.self.shape(), in.self.dtype(), in.self.device());
   visit_floating(op, in.self.dtype(), [&](auto tag) {

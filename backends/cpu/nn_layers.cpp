@@ -1,5 +1,6 @@
 // CPU kernels of dropout, embedding and layer_norm: raw loops over contiguous data, split across
-// the thread pool by independent elements or rows.
+// the thread pool by independent elements or rows. Their arguments are checked before dispatch
+// (ops/checks/nn.cpp); embedding checks its index values here (they are data).
 #include <cmath>
 #include <cstring>
 
@@ -27,7 +28,6 @@ double uniform_at(uint64_t seed, uint64_t i) {
 }  // namespace
 
 std::tuple<Tensor, Tensor> dropout(const Tensor& self, double p, bool train) {
-  TG_CHECK(p >= 0 && p <= 1, ValueError, "dropout", "p must be in [0, 1], got ", p);
   if (!train || p == 0) return {tg::clone(self), ones(self.shape(), kBool, self.device())};
   if (p == 1) return {zeros(self.shape(), self.dtype(), self.device()), zeros(self.shape(), kBool, self.device())};
 
@@ -54,14 +54,10 @@ std::tuple<Tensor, Tensor> dropout(const Tensor& self, double p, bool train) {
 
 // ---- embedding ---------------------------------------------------------------------------------
 
-Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
+// padding_idx matters to the backward only (its row gets no gradient).
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t>) {
   constexpr const char* op = "embedding";
-  TG_CHECK(weight.dim() == 2, ValueError, op, "weight must be 2-D [num_embeddings, embedding_dim], got shape ",
-           weight.shape());
   const int64_t num = weight.size(0), dim = weight.size(1);
-  if (padding_idx)
-    TG_CHECK(*padding_idx >= -num && *padding_idx < num, IndexError, op, "padding_idx ", *padding_idx,
-             " is out of range for weight with ", num, " rows (expected ", -num, " <= padding_idx < ", num, ")");
   const Tensor index = indices.to(kInt64).contiguous();  // no copy when already int64 and contiguous
   const int64_t* idx = index.data<int64_t>();
   const int64_t n = index.numel();
@@ -117,29 +113,10 @@ template <typename T> double row_sum_sq(const T* p, int64_t n, double mean) {
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
-void check_layer_norm_args(const Tensor& self, IntArrayRef normalized_shape, const Tensor& weight,
-                           const Tensor& bias) {
-  constexpr const char* op = "layer_norm";
-  TG_CHECK(!normalized_shape.empty(), ValueError, op, "normalized_shape must have at least one dim, got []");
-  const size_t k = normalized_shape.size(), ndim = static_cast<size_t>(self.dim());
-  bool matches = k <= ndim;
-  for (size_t d = 0; matches && d < k; ++d) matches = self.shape()[ndim - k + d] == normalized_shape[d];
-  TG_CHECK(matches, ValueError, op, "normalized_shape ", normalized_shape,
-           " must match the trailing dims of self's shape ", self.shape());
-  for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"weight", &weight}, {"bias", &bias}}) {
-    if (!t->defined()) continue;
-    TG_CHECK(t->shape() == Shape(normalized_shape), ValueError, op, name, " must have shape normalized_shape ",
-             normalized_shape, ", got ", t->shape());
-    TG_CHECK(t->dtype() == self.dtype(), TypeError, op, name, " has dtype ", dtype_name(t->dtype()),
-             ", expected self's dtype ", dtype_name(self.dtype()));
-  }
-}
-
 }  // namespace
 
 Tensor layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor& weight,
                   const Tensor& bias, double eps) {
-  check_layer_norm_args(self, normalized_shape, weight, bias);
   Tensor out = empty(self.shape(), self.dtype(), self.device());
   const int64_t n = Shape(normalized_shape).numel();
   if (out.numel() == 0) return out;

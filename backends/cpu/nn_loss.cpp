@@ -1,6 +1,7 @@
 // CPU kernels of mse_loss and binary_cross_entropy_with_logits: the elementwise loss on the
 // elementwise engine (loops.h), then a sum over fixed blocks in double, so that "sum" and "mean"
-// give the same bits whatever the thread count.
+// give the same bits whatever the thread count. The shapes are checked before dispatch
+// (ops/checks/nn.cpp).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -80,8 +81,6 @@ Tensor mse_loss(const Tensor& self, const Tensor& target, const std::string& red
 Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target, const Tensor& weight,
                                         const Tensor& pos_weight, const std::string& reduction) {
   constexpr const char* op = "binary_cross_entropy_with_logits";
-  TG_CHECK(target.shape() == self.shape(), ValueError, op, "target must have self's shape ", self.shape(),
-           ", got ", target.shape());
   Shape shape = self.shape();
   if (weight.defined()) shape = broadcast_shapes(op, shape, weight.shape());
   if (pos_weight.defined()) shape = broadcast_shapes(op, shape, pos_weight.shape());

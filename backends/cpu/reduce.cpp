@@ -21,24 +21,16 @@ namespace {
 // ---- which dims --------------------------------------------------------------------------------
 
 // reduced[d] for each dim of a tensor with `ndim` dims; an empty `dims` reduces all of them.
-// A 0-d tensor accepts dim 0 or -1 (and reduces nothing), as in PyTorch.
+// A 0-d tensor accepts dim 0 or -1 (and reduces nothing), as in PyTorch. The dims were checked
+// before dispatch (ops/checks/reduce.cpp: in range, none twice, no empty slot where the reduction
+// has no identity).
 std::vector<bool> reduced_dims(const char* op, int64_t ndim, IntArrayRef dims) {
   std::vector<bool> reduced(ndim, dims.empty());
-  std::vector<bool> seen(std::max<int64_t>(ndim, 1), false);
   for (int64_t d : dims) {
-    int64_t w = wrap_dim(op, d, ndim);
-    TG_CHECK(!seen[w], ValueError, op, "dim ", w, " appears multiple times in the list of dims");
-    seen[w] = true;
+    const int64_t w = wrap_dim(op, d, ndim);
     if (ndim > 0) reduced[w] = true;
   }
   return reduced;
-}
-
-// Reductions with no identity (amax, max, ...) reject an empty slot, as PyTorch does.
-void check_nonempty_slots(const char* op, const Shape& shape, const std::vector<bool>& reduced) {
-  for (size_t d = 0; d < shape.size(); ++d)
-    TG_CHECK(!reduced[d] || shape[d] != 0, ValueError, op, "cannot reduce over dim ", d,
-             " of size 0 (shape ", shape, "): the operation has no identity");
 }
 
 // ---- the [outer, size, inner] layout -------------------------------------------------------
@@ -308,7 +300,6 @@ Tensor accumulate(const char* op, const Tensor& self, const std::vector<bool>& r
 template <bool Greater>
 Tensor extreme(const char* op, const Tensor& self, IntArrayRef dim, bool keepdim) {
   const std::vector<bool> reduced = reduced_dims(op, self.dim(), dim);
-  check_nonempty_slots(op, self.shape(), reduced);
   const ReduceLayout l = make_layout(self, reduced, keepdim);
   Tensor out = empty_output(l, self.dtype(), self);
   if (out.numel() == 0) return out;
@@ -325,7 +316,6 @@ template <bool Greater>
 std::tuple<Tensor, Tensor> extreme_with_index(const char* op, const Tensor& self, int64_t dim,
                                               bool keepdim) {
   const std::vector<bool> reduced = reduced_dims(op, self.dim(), {dim});
-  check_nonempty_slots(op, self.shape(), reduced);
   const ReduceLayout l = make_layout(self, reduced, keepdim);
   Tensor values = empty_output(l, self.dtype(), self);
   Tensor indices = empty_output(l, kInt64, self);
@@ -395,8 +385,6 @@ Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<DTyp
 }
 
 Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim) {
-  TG_CHECK(is_floating(self.dtype()), TypeError, "mean",
-           "self must have a floating dtype, got ", dtype_name(self.dtype()));
   const std::vector<bool> reduced = reduced_dims("mean", self.dim(), dim);
   return accumulate<SumOp>("mean", self, reduced, keepdim, self.dtype(), /*divide_by_count=*/true);
 }

@@ -120,9 +120,7 @@ struct BackwardInputs {
 
 BackwardInputs backward_inputs(const char* op, const Tensor& grad_output, const Tensor& output,
                                int64_t dim) {
-  TG_CHECK(grad_output.shape() == output.shape(), ValueError, op,
-           "grad_output and output must have the same shape, got ", grad_output.shape(), " and ",
-           output.shape());
+  TG_ASSERT(grad_output.shape() == output.shape());  // checks::softmax_backward
   const RowLayout l = row_layout(output.shape(), wrap_dim(op, dim, output.dim()));
   const DType dtype = promote_types(grad_output.dtype(), output.dtype());
   return {grad_output.to(dtype).contiguous(), output.to(dtype).contiguous(), l};
@@ -176,13 +174,11 @@ Tensor backward_impl(const char* op, const Tensor& grad_output, const Tensor& ou
 }
 
 // reduced[d] for each dim; an empty list reduces every dim. A 0-d tensor accepts dim 0 and -1.
+// The dims were checked before dispatch (checks::logsumexp: in range, none twice).
 std::vector<bool> reduced_dims(const char* op, int64_t ndim, IntArrayRef dims) {
   std::vector<bool> reduced(ndim, dims.empty());
-  std::vector<bool> seen(std::max<int64_t>(ndim, 1), false);
   for (int64_t d : dims) {
     const int64_t w = wrap_dim(op, d, ndim);
-    TG_CHECK(!seen[w], ValueError, op, "dim ", w, " appears multiple times in the list of dims");
-    seen[w] = true;
     if (ndim > 0) reduced[w] = true;
   }
   return reduced;

@@ -53,7 +53,6 @@ template <typename T> T no_upper_bound() {
 
 Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,
              const std::optional<Scalar>& max) {
-  TG_CHECK(min || max, ValueError, "clamp", "give at least one of min and max, got neither");
   // A floating bound makes an integer tensor's result float32, as in PyTorch.
   const DType dtype = promote_types(min ? result_type(self, *min) : self.dtype(),
                                     max ? result_type(self, *max) : self.dtype());
