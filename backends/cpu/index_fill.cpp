@@ -19,11 +19,10 @@ using scatter_engine::dims3;
 using scatter_engine::Rows;
 using scatter_engine::rows_of;
 
-// filled[j] for each position j along dim d (already wrapped); every index check happens here,
-// before any write.
+// filled[j] for each position j along dim d (already wrapped); the index values are checked here,
+// before any write (the dim and the index's rank were checked before dispatch,
+// ops/checks/index.cpp).
 std::vector<char> filled_positions(const char* op, const Tensor& self, int64_t d, const Tensor& index) {
-  TG_CHECK(index.dim() <= 1, ValueError, op, "index must be 0-d or 1-d, got a ", index.dim(),
-           "-d tensor of shape ", index.shape());
   const int64_t n = self.dim() == 0 ? 1 : self.shape()[static_cast<size_t>(d)];
   std::vector<char> filled(static_cast<size_t>(n), 0);
   for (int64_t i : index.to_vector<int64_t>()) {
@@ -81,8 +80,6 @@ Tensor index_fill_scalar(const Tensor& self, int64_t dim, const Tensor& index, c
 }
 
 Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
-  TG_CHECK(value.dim() == 0, ValueError, "index_fill", "value must be a 0-d tensor, got shape ",
-           value.shape(), " (use a Scalar or value.reshape({}) for one element)");
   return visit_dtype("index_fill", self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     return fill_slices<T>("index_fill", self, dim, index, load_one<T>(value));

@@ -189,8 +189,6 @@ Tensor masked_fill_scalar(const Tensor& self, const Tensor& mask, const Scalar& 
 }
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
-  TG_CHECK(value.dim() == 0, ValueError, "masked_fill", "value must be a 0-d tensor, got shape ",
-           value.shape(), " (use a Scalar or value.reshape({}) for one element)");
   return visit_dtype("masked_fill", self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     return masked_fill_with<T>("masked_fill", self, mask, load_one<T>(value));
@@ -220,8 +218,6 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
 
 Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
   constexpr const char* op = "masked_scatter";
-  TG_CHECK(source.dtype() == self.dtype(), TypeError, op, "source has dtype ", dtype_name(source.dtype()),
-           " but self has dtype ", dtype_name(self.dtype()), "; expected the same dtype");
   const Shape shape = broadcast_pair(op, self, mask);
   const MaskView m = view_mask(mask, shape);
   const MaskCount count = count_mask(m, shape.numel());
@@ -264,8 +260,7 @@ Tensor masked_scatter_backward(const Tensor& grad_output, const Tensor& mask,
                                IntArrayRef source_shape) {
   constexpr const char* op = "masked_scatter_backward";
   const Shape shape = broadcast_pair(op, grad_output, mask);
-  TG_CHECK(shape == grad_output.shape(), ValueError, op, "mask of shape ", mask.shape(),
-           " cannot change grad_output's shape ", grad_output.shape());
+  TG_ASSERT(shape == grad_output.shape());  // checks::masked_scatter_backward
   const Shape out_shape(source_shape.begin(), source_shape.end());
   const MaskView m = view_mask(mask, shape);
   const MaskCount count = count_mask(m, shape.numel());

@@ -1,36 +1,11 @@
-// CPU gather, scatter, scatter_add and scatter_reduce: their checks, then the walk-form engine
-// (scatter_engine.h).
+// CPU gather, scatter, scatter_add and scatter_reduce on the walk-form engine (scatter_engine.h).
+// Their arguments were checked before dispatch (ops/checks/scatter.cpp); the engine checks the
+// index values as it walks them.
 #include <tapegrad/generated/kernels.h>
 
 #include "scatter_engine.h"
 
 namespace tg::cpu {
-namespace scatter_engine {
-
-int64_t check_scatter(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
-                      const Tensor* src) {
-  const int64_t d = wrap_dim(op, dim, self.dim());
-  TG_CHECK(index.dim() == self.dim(), ValueError, op, "index must have as many dims as self (",
-           self.dim(), "), got a ", index.dim(), "-d index");
-  if (src) {
-    TG_CHECK(src->dtype() == self.dtype(), TypeError, op, "src has dtype ",
-             dtype_name(src->dtype()), ", expected self's dtype ", dtype_name(self.dtype()));
-    TG_CHECK(src->dim() == self.dim(), ValueError, op, "src must have as many dims as self (",
-             self.dim(), "), got ", src->dim());
-  }
-  for (int64_t k = 0; k < self.dim(); ++k) {
-    TG_CHECK(k == d || index.size(k) <= self.size(k), ValueError, op,
-             "shape mismatch: index has shape ", index.shape(), ", larger than self's shape ",
-             self.shape(), " in dim ", k);
-    TG_CHECK(!src || index.size(k) <= src->size(k), ValueError, op,
-             "shape mismatch: index has shape ", index.shape(), ", larger than src's shape ",
-             src->shape(), " in dim ", k);
-  }
-  return d;
-}
-
-}  // namespace scatter_engine
-
 namespace {
 using namespace scatter_engine;
 
@@ -38,7 +13,7 @@ using namespace scatter_engine;
 Tensor scatter_op(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
                   const Tensor& src, Reduce reduce, bool include_self) {
   const Tensor self1 = as_1d(self), index1 = as_1d(index), src1 = as_1d(src);
-  const int64_t d = check_scatter(op, self1, dim, index1, &src1);
+  const int64_t d = wrap_dim(op, dim, self1.dim());
   Tensor out = fresh_copy(self1);
   if (index1.numel() > 0) scatter_into(op, out, d, index1, src1, reduce, include_self);
   return self.dim() == 0 ? out.reshape({}) : out;
@@ -48,7 +23,7 @@ Tensor scatter_op(const char* op, const Tensor& self, int64_t dim, const Tensor&
 
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   const Tensor self1 = as_1d(self), index1 = as_1d(index);
-  const int64_t d = check_scatter("gather", self1, dim, index1, nullptr);
+  const int64_t d = wrap_dim("gather", dim, self1.dim());
   const Tensor result = gather_from("gather", self1, d, index1);
   return index.dim() == 0 ? result.reshape({}) : result;
 }

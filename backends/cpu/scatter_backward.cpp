@@ -865,14 +865,6 @@ std::pair<Tensor, Tensor> index_reduce_grad(const Tensor& grad, const Tensor& se
   return {self_out, source_out};
 }
 
-// grad_output must have self's shape and dtype (it is the gradient of a result of that shape).
-void check_grad_like(const char* op, const char* name, const Tensor& t, const Tensor& self) {
-  TG_CHECK(t.shape() == self.shape(), ValueError, op, name, " has shape ", t.shape(),
-           ", expected self's shape ", self.shape());
-  TG_CHECK(t.dtype() == self.dtype(), TypeError, op, name, " has dtype ", dtype_name(t.dtype()),
-           ", expected self's dtype ", dtype_name(self.dtype()));
-}
-
 // A 0-d input's gradient comes back 0-d.
 Tensor like_input(const Tensor& g, const Tensor& input) {
   return input.dim() == 0 ? g.reshape({}) : g;
@@ -895,9 +887,7 @@ std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad_output, co
   constexpr const char* op = "scatter_reduce_backward";
   const Tensor self1 = as_1d(self), index1 = as_1d(index), src1 = as_1d(src);
   const Tensor grad1 = as_1d(grad_output), result1 = as_1d(result);
-  const int64_t d = check_scatter(op, self1, dim, index1, &src1);
-  check_grad_like(op, "grad_output", grad1, self1);
-  check_grad_like(op, "result", result1, self1);
+  const int64_t d = wrap_dim(op, dim, self1.dim());
   const bool want_self = input != "src", want_src = input != "self";
   const Reduce r = parse_reduce(reduce);
   if (index1.numel() == 0 || (!want_src && r == Reduce::Sum && include_self)) {
@@ -930,10 +920,8 @@ std::tuple<Tensor, Tensor> index_reduce_backward(const Tensor& grad_output, cons
   constexpr const char* op = "index_reduce_backward";
   const Tensor self1 = as_1d(self), source1 = as_1d(source);
   const Tensor grad1 = as_1d(grad_output), result1 = as_1d(result);
-  const int64_t d = check_index_op(op, self1, dim, index);
-  check_source(op, self1, d, index, source1);
-  check_grad_like(op, "grad_output", grad1, self1);
-  check_grad_like(op, "result", result1, self1);
+  const int64_t d = wrap_dim(op, dim, self1.dim());
+  check_index_range(op, index, d, self1.size(d));  // the rows form reads every value unchecked
   const bool want_self = input != "source", want_source = input != "self";
   const std::vector<int64_t> ix = index_values(index);
   const auto g = visit_floating(op, self.dtype(), [&](auto tag) {
@@ -954,9 +942,7 @@ Tensor gather_backward(const Tensor& grad_output, IntArrayRef self_shape, int64_
   const Tensor out = zeros(shape.empty() ? Shape{1} : shape, grad_output.dtype(),
                            grad_output.device());
   const Tensor index1 = as_1d(index), grad1 = as_1d(grad_output);
-  const int64_t d = check_scatter(op, out, dim, index1, nullptr);
-  TG_CHECK(grad1.shape() == index1.shape(), ValueError, op, "grad_output has shape ",
-           grad_output.shape(), ", expected index's shape ", index.shape());
+  const int64_t d = wrap_dim(op, dim, out.dim());
   if (index1.numel() > 0) scatter_into(op, out, d, index1, grad1, Reduce::Sum, true);
   return shape.empty() ? out.reshape({}) : out;
 }
@@ -967,13 +953,9 @@ Tensor index_select_backward(const Tensor& grad_output, IntArrayRef self_shape, 
   const Shape shape(self_shape.begin(), self_shape.end());
   const Tensor out = empty(shape.empty() ? Shape{1} : shape, grad_output.dtype(),
                            grad_output.device());
-  const int64_t d = check_index_op(op, out, dim, index);
+  const int64_t d = wrap_dim(op, dim, out.dim());
+  check_index_range(op, index, d, out.size(d));
   const Tensor grad1 = as_1d(grad_output);
-  Shape expected = out.shape();
-  expected[d] = index.numel();
-  TG_CHECK(grad1.shape() == expected, ValueError, op, "grad_output has shape ", grad_output.shape(),
-           ", expected ", expected, " (self's shape with index's ", index.numel(),
-           " entries at dim ", d, ")");
   if (index.numel() > 0)  // zeros where no entry goes, 0 + the sum of the entries elsewhere
     scatter_rows_into(out, d, index, grad1, Reduce::Sum, false, 1, /*fresh=*/true);
   else

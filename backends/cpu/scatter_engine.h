@@ -35,19 +35,6 @@ Reduce parse_reduce(const std::string& name);
 // IndexError unless every value of index lies in [0, size); names the first bad value.
 void check_index_range(const char* op, const Tensor& index, int64_t dim, int64_t size);
 
-// The checks of the index ops (index.cpp): dim in range, index 0-d or 1-d with values in range;
-// returns the wrapped dim. self is the 0-d-as-[1] form.
-int64_t check_index_op(const char* op, const Tensor& self, int64_t dim, const Tensor& index);
-// source has self's dtype, and self's shape with index.numel() at dim d.
-void check_source(const char* op, const Tensor& self, int64_t d, const Tensor& index,
-                  const Tensor& source);
-// The checks of gather/scatter* (scatter.cpp): index and src have self's rank, src has self's
-// dtype, index fits in src (every dim) and in self (every dim but `dim`). Returns the wrapped dim.
-// Tensors are the 0-d-as-[1] forms; src may be null (gather). The index values are checked by the
-// walk-form kernels as they go (IndexGuard), which saves a pass over a large index.
-int64_t check_scatter(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
-                      const Tensor* src);
-
 // Out-of-range index values met by a walk-form kernel: the kernel skips them (nothing out of
 // bounds is read or written), and check() afterwards raises check_index_range's IndexError. The
 // kernels write only fresh results, so a rejected call still leaves every input unchanged.
