@@ -22,4 +22,4 @@
 #include <tapegrad/nn/optim.h>
 #include <tapegrad/nn/serialize.h>
 #include <tapegrad/nn/state_dict.h>
-#include <tapegrad/ops/seed_scatter.h>
+#include <tapegrad/ops/scatter_slices.h>

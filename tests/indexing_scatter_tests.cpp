@@ -1,7 +1,7 @@
 // The index/scatter family: index_select, index_add, index_copy, index_reduce, gather, scatter,
 // scatter_add, scatter_reduce; forward values, duplicate rules, gradients and errors.
 #include <doctest/doctest.h>
-#include <tapegrad/ops/seed_scatter.h>
+#include <tapegrad/ops/scatter_slices.h>
 #include <tapegrad/tapegrad.h>
 
 #include <string>

@@ -14,6 +14,7 @@
 //               when large; 1-element calls allocate nothing but the output.
 //   strided     anything else (transposed inputs, broadcasting along inner dims): an N-d loop
 //               over strides.
+#include <tapegrad/backends/cpu/one_value.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/factories.h>
@@ -74,9 +75,7 @@ template <typename T> struct Operand {
   Tensor tensor;            // the input, converted to T's dtype when it had another
 
   Operand(const Tensor& t, const Shape& out_shape) {
-    const bool all_zero_strides = t.numel() > 0 &&
-        std::all_of(t.strides().begin(), t.strides().end(), [](int64_t s) { return s == 0; });
-    if (t.numel() == 1 || all_zero_strides) {  // read directly: no conversion, no allocation
+    if (t.numel() == 1 || holds_one_value(t)) {  // read directly: no conversion, no allocation
       single = true;
       value = load_one<T>(t);
       return;

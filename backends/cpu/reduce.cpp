@@ -192,8 +192,7 @@ __attribute__((always_inline)) inline Acc reduce_row_lanes(const T* p, int64_t n
 
 // The same loop compiled a second time for AVX2, picked at run time on CPUs that have it (the
 // build targets baseline x86-64, where a float -> double sum converts two values per instruction,
-// not four: 1.8x slower on 4M floats). Both do the same additions in the same order, so the
-// results are bit-identical.
+// not four). Both do the same additions in the same order, so the results are bit-identical.
 #if defined(__x86_64__) && defined(__GNUC__)
 template <typename Op, typename Acc, typename T>
 __attribute__((target("avx2"))) Acc reduce_row_avx2(const T* p, int64_t n) {

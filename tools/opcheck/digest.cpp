@@ -26,7 +26,7 @@
 #include <tapegrad/core/grad_mode.h>
 #include <tapegrad/generated/functions.h>
 #include <tapegrad/ops/registry.h>
-#include <tapegrad/ops/seed_scatter.h>
+#include <tapegrad/ops/scatter_slices.h>
 
 #include "samples.h"
 
@@ -189,7 +189,7 @@ void digest_samples(const OpInfo& op) {
   }
 }
 
-// ---- larger cases of the indexing family ----------------------------------------------------------
+// ---- larger cases of the indexing family ------------------------------------------------------
 
 enum class Values { Uniform, Ties, Zeros };
 
@@ -267,6 +267,12 @@ void digest_stress(const Stress& st, uint64_t seed) {
   }
 }
 
+// ".self" / ".noself", then ".ties" or ".zeros" for those value kinds.
+std::string suffix(bool include_self, Values kind) {
+  return std::string(include_self ? ".self" : ".noself") +
+         (kind == Values::Uniform ? "" : kind == Values::Ties ? ".ties" : ".zeros");
+}
+
 std::vector<Stress> stress_cases() {
   const std::vector<DType> all = {kInt32, kInt64, kFloat32, kFloat64};
   std::vector<Stress> cases;
@@ -295,8 +301,7 @@ std::vector<Stress> stress_cases() {
           if (kind == Values::Ties && std::string(reduce) == "prod") continue;
           if (kind == Values::Zeros && std::string(reduce) != "prod") continue;
           cases.push_back(
-              {std::string("scatter_reduce.") + w.name + "." + reduce + (include_self ? ".self" : ".noself") +
-                   (kind == Values::Uniform ? "" : kind == Values::Ties ? ".ties" : ".zeros"),
+              {std::string("scatter_reduce.") + w.name + "." + reduce + suffix(include_self, kind),
                all,
                [=](DType dt, Rng& r) {
                  Tensor src = values(w.index, dt, r, kind);
@@ -356,8 +361,7 @@ std::vector<Stress> stress_cases() {
           if (kind == Values::Ties && std::string(reduce) == "prod") continue;
           if (kind == Values::Zeros && std::string(reduce) != "prod") continue;
           cases.push_back(
-              {std::string("index_reduce.") + w.name + "." + reduce + (include_self ? ".self" : ".noself") +
-                   (kind == Values::Uniform ? "" : kind == Values::Ties ? ".ties" : ".zeros"),
+              {std::string("index_reduce.") + w.name + "." + reduce + suffix(include_self, kind),
                all,
                [=](DType dt, Rng& r) {
                  return std::vector<Tensor>{values(w.self, dt, r, kind),
@@ -425,12 +429,12 @@ std::vector<Stress> stress_cases() {
                                                   masked_fill_scalar(a[0], a[3], -2)};
                      }});
   }
-  // the seed's form (ops/seed_scatter.h)
+  // the seed's form (ops/scatter_slices.h)
   for (const char* reduce : {"add", "mul", "mean", "amax", "amin"})
     for (bool overwrite : {true, false})
       for (bool include_self : {true, false}) {
         if (overwrite && (!include_self || std::string(reduce) != "add")) continue;
-        cases.push_back({std::string("seed_scatter.") + reduce + (overwrite ? ".overwrite" : "") +
+        cases.push_back({std::string("scatter_slices.") + reduce + (overwrite ? ".overwrite" : "") +
                              (include_self ? ".self" : ".noself"),
                          all,
                          [](DType dt, Rng& r) {

@@ -1,6 +1,7 @@
 #pragma once
-// The scatter seed's form (paddle.scatter with axis, reduce and include_self), mapped onto the
-// ATen-style ops: overwrite -> index_copy, otherwise scatter_reduce with index expanded along axis.
+// tg::scatter with ScatterOptions: the slices of updates along an axis scattered into x at a 1-d
+// index (Paddle's scatter, with axis, reduce and include_self), mapped onto the ATen-style ops:
+// overwrite -> index_copy, otherwise scatter_reduce with index expanded along axis.
 //   tg::scatter(x, index, updates, {.overwrite = false, .axis = 0, .reduce = "add",
 //                                   .include_self = false})
 #include <cstdint>

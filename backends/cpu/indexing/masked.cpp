@@ -4,7 +4,8 @@
 // k-th true of the mask (row-major over the broadcast shape) with the k-th element of their
 // output / source. They run in two parallel passes over fixed chunks of the broadcast shape:
 // count the trues of each chunk (so each chunk knows its first k, and the total is checked
-// before anything is written), then move the data, one pass over it.
+// against the source before anything is written: data_checks.h), then move the data, one pass
+// over it. The other arguments were checked before dispatch (ops/checks/masked.cpp).
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -13,9 +14,12 @@
 #include <vector>
 
 #include <tapegrad/backends/cpu/loops.h>
+#include <tapegrad/backends/cpu/one_value.h>
+#include <tapegrad/core/copy.h>
 #include <tapegrad/generated/kernels.h>
 
-#include "scatter_engine.h"
+#include "data_checks.h"
+#include "layout.h"
 
 namespace tg::cpu {
 namespace {
@@ -67,7 +71,8 @@ MaskView view_mask(const Tensor& mask, const Shape& shape) {
 
 // Calls fn(i, mask, len) for the runs of [begin, end) over which the mask is one contiguous
 // array: element i + t of the broadcast shape reads mask[t].
-template <typename Fn> void for_each_run(const MaskView& m, int64_t begin, int64_t end, const Fn& fn) {
+template <typename Fn>
+void for_each_run(const MaskView& m, int64_t begin, int64_t end, const Fn& fn) {
   for (int64_t i = begin; i < end;) {
     const int64_t j = i % m.period, len = std::min(end - i, m.period - j);
     fn(i, m.data + j, len);
@@ -167,13 +172,17 @@ template <typename Fn> void for_each_chunk(const MaskView& m, const MaskCount& c
   });
 }
 
-// self as a contiguous tensor of `shape` (self itself when it already is one), copied row by row.
+// self as a contiguous tensor of `shape` (self itself when it already is one), copied row by row
+// (self broadcast to shape by a stride-0 view).
 Tensor dense_as(const Tensor& self, const Shape& shape) {
   if (self.shape() == shape && self.is_contiguous()) return self;
-  return scatter_engine::fresh_copy(self.shape() == shape ? self : self.expand(shape));
+  if (self.shape() == shape) return indexing::fresh_copy(self);
+  return indexing::fresh_copy(
+      make_view(self, shape, broadcast_strides("masked", self, shape), self.storage_offset()));
 }
 
-template <typename T> Tensor masked_fill_with(const char* op, const Tensor& self, const Tensor& mask, T value) {
+template <typename T>
+Tensor masked_fill_with(const char* op, const Tensor& self, const Tensor& mask, T value) {
   Tensor out = empty(broadcast_pair(op, self, mask), self.dtype(), self.device());
   map_into<T, bool, T>(out, [value](bool m, T x) { return m ? value : x; }, mask, self);
   return out;
@@ -221,9 +230,7 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
   const Shape shape = broadcast_pair(op, self, mask);
   const MaskView m = view_mask(mask, shape);
   const MaskCount count = count_mask(m, shape.numel());
-  TG_CHECK(count.total() <= source.numel(), ValueError, op, "the mask selects ", count.total(),
-           " elements but source has only ", source.numel(), " (source needs at least ",
-           count.total(), " elements)");
+  indexing::check_source_count(op, count.total(), source.numel());
   Tensor out = empty(shape, self.dtype(), self.device());
   if (shape.numel() == 0) return out;
   // Fused (one pass writing out) when self is already dense at the result's shape; otherwise
@@ -234,7 +241,7 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
     if (fused) copy_data(out, self);
     return out;
   }
-  const Tensor src = scatter_engine::dense(source);
+  const Tensor src = indexing::dense(source);
   visit_dtype(op, self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* s = src.data<T>();
@@ -264,11 +271,9 @@ Tensor masked_scatter_backward(const Tensor& grad_output, const Tensor& mask,
   const Shape out_shape(source_shape.begin(), source_shape.end());
   const MaskView m = view_mask(mask, shape);
   const MaskCount count = count_mask(m, shape.numel());
-  TG_CHECK(count.total() <= out_shape.numel(), ValueError, op, "the mask selects ", count.total(),
-           " elements but source_shape has only ", out_shape.numel(), " elements");
+  indexing::check_source_shape_count(op, count.total(), out_shape.numel());
   Tensor out = empty(out_shape, grad_output.dtype(), grad_output.device());
-  bool repeated = true;  // every stride 0: one value (the gradient of a sum)
-  for (int64_t stride : grad_output.strides()) repeated = repeated && stride == 0;
+  const bool repeated = holds_one_value(grad_output);  // e.g. the gradient of a sum
   const Tensor g = repeated ? grad_output : dense_as(grad_output, shape);
   visit_dtype(op, grad_output.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -1,35 +1,36 @@
 // CPU index_fill: the slices self.select(dim, i) for i in index set to one value, and the gradient
 // of that value (index_fill_value_backward: the sum of grad over the filled slices).
 //
-// The index is checked and turned into one flag per position along dim (so a repeated index, or
+// The index values are checked (the dim and the index's rank were checked before dispatch,
+// ops/checks/index.cpp) and turned into one flag per position along dim (so a repeated index, or
 // -1 next to n-1, fills its slice once); then the result is written row by row of
-// [outer, n, inner]: the value on filled rows, self's row elsewhere, in parallel.
+// [outer, n, inner] (rows.h): the value on filled rows, self's row elsewhere, in parallel.
 #include <algorithm>
 #include <vector>
 
 #include <tapegrad/backends/cpu/loops.h>
 #include <tapegrad/generated/kernels.h>
 
-#include "scatter_engine.h"
+#include "data_checks.h"
+#include "index_values.h"
+#include "rows.h"
 
 namespace tg::cpu {
 namespace {
-using scatter_engine::Dims3;
-using scatter_engine::dims3;
-using scatter_engine::Rows;
-using scatter_engine::rows_of;
+using indexing::Dims3;
+using indexing::dims3;
+using indexing::Rows;
+using indexing::rows_of;
 
-// filled[j] for each position j along dim d (already wrapped); the index values are checked here,
-// before any write (the dim and the index's rank were checked before dispatch,
-// ops/checks/index.cpp).
-std::vector<char> filled_positions(const char* op, const Tensor& self, int64_t d, const Tensor& index) {
+// filled[j] for each position j along dim d (already wrapped), after checking the index values,
+// before any write.
+std::vector<char> filled_positions(const char* op, const Tensor& self, int64_t d,
+                                   const Tensor& index) {
   const int64_t n = self.dim() == 0 ? 1 : self.shape()[static_cast<size_t>(d)];
+  const std::vector<int64_t> values = indexing::index_values(index);
+  indexing::check_fill_index(op, values, d, n);
   std::vector<char> filled(static_cast<size_t>(n), 0);
-  for (int64_t i : index.to_vector<int64_t>()) {
-    TG_CHECK(i >= -n && i < n, IndexError, op, "index ", i, " is out of range for dim ", d,
-             " of size ", n, " (expected an index in [", -n, ", ", n - 1, "])");
-    filled[static_cast<size_t>(i < 0 ? i + n : i)] = 1;
-  }
+  for (int64_t i : values) filled[static_cast<size_t>(i < 0 ? i + n : i)] = 1;
   return filled;
 }
 
@@ -72,7 +73,8 @@ Tensor fill_slices(const char* op, const Tensor& self, int64_t dim, const Tensor
 
 }  // namespace
 
-Tensor index_fill_scalar(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+Tensor index_fill_scalar(const Tensor& self, int64_t dim, const Tensor& index,
+                         const Scalar& value) {
   return visit_dtype("index_fill_scalar", self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     return fill_slices<T>("index_fill_scalar", self, dim, index, value.to<T>());

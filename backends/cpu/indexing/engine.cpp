@@ -1,89 +1,22 @@
-// The forward kernels of the index/scatter engine (see scatter_engine.h for the two layouts).
+// The indexing engine's forward kernels; see engine.h for the two layouts.
+#include "engine.h"
+
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include <type_traits>
+#include <vector>
 
-#include <tapegrad/core/copy.h>
 #include <tapegrad/core/factories.h>
+#include <tapegrad/core/parallel.h>
 
-#include "scatter_engine.h"
+#include "data_checks.h"
+#include "index_values.h"
+#include "layout.h"
+#include "rows.h"
+#include "select.h"
+#include "simd.h"
+#include "walk.h"
 
-namespace tg::cpu::scatter_engine {
-
-// ---- the walk ---------------------------------------------------------------------------------
-
-Walk::Walk(const Shape& shape, int64_t dim) : shape_(shape), dim_(dim), length_(shape[dim]) {
-  for (int64_t k = 0; k < dim; ++k) outer_ *= shape[k];
-  for (int64_t k = dim + 1; k < static_cast<int64_t>(shape.size()); ++k) {
-    inner_ *= shape[k];
-    if (shape[k] != 1) long_inner_.push_back(k);  // size-1 dims have no say in strides
-  }
-}
-
-int Walk::add(const Tensor& t) { return add_strides(t.strides()); }
-
-int Walk::add_dense(const Shape& shape) { return add_strides(contiguous_strides(shape)); }
-
-int Walk::add_strides(const Shape& strides) {
-  strides_[count_] = strides;
-  along_[count_] = strides[dim_];
-  inner_step_[count_] = long_inner_.empty() ? 0 : strides[long_inner_.back()];
-  for (size_t i = 0; i + 1 < long_inner_.size(); ++i)  // the dims after dim collapse?
-    if (strides[long_inner_[i]] != strides[long_inner_[i + 1]] * shape_[long_inner_[i + 1]])
-      collapses_ = false;
-  return count_++;
-}
-
-int64_t Walk::outer_offset(int t, int64_t o) const {
-  int64_t offset = 0;
-  for (int64_t k = dim_ - 1; k >= 0; --k) {
-    offset += (o % shape_[k]) * strides_[t][k];
-    o /= shape_[k];
-  }
-  return offset;
-}
-
-int64_t Walk::inner_offset(int t, int64_t i) const {
-  int64_t offset = 0;
-  for (int64_t k = static_cast<int64_t>(shape_.size()) - 1; k > dim_; --k) {
-    offset += (i % shape_[k]) * strides_[t][k];
-    i /= shape_[k];
-  }
-  return offset;
-}
-
-Dims3 dims3(const Shape& shape, int64_t dim) {
-  Dims3 d;
-  for (int64_t k = 0; k < static_cast<int64_t>(shape.size()); ++k) {
-    if (k < dim) d.outer *= shape[k];
-    if (k == dim) d.mid = shape[k];
-    if (k > dim) d.inner *= shape[k];
-  }
-  return d;
-}
-
-EntriesBySlot group_by_slot(const std::vector<int64_t>& ix, int64_t slots) {
-  EntriesBySlot g{std::vector<int64_t>(static_cast<size_t>(slots) + 1, 0),
-                  std::vector<int64_t>(ix.size())};
-  for (int64_t slot : ix) ++g.begin[static_cast<size_t>(slot) + 1];
-  for (int64_t slot = 0; slot < slots; ++slot)
-    g.begin[static_cast<size_t>(slot) + 1] += g.begin[static_cast<size_t>(slot)];
-  std::vector<int64_t> next(g.begin.begin(), g.begin.end() - 1);
-  for (size_t k = 0; k < ix.size(); ++k)
-    g.order[static_cast<size_t>(next[static_cast<size_t>(ix[k])]++)] = static_cast<int64_t>(k);
-  return g;
-}
-
-std::vector<int64_t> index_values(const Tensor& index) {
-  const Tensor flat = index.contiguous();
-  std::vector<int64_t> values(static_cast<size_t>(flat.numel()));
-  visit_index(flat, [&](auto tag) {
-    const auto* p = flat.data<typename decltype(tag)::type>();
-    for (size_t k = 0; k < values.size(); ++k) values[k] = p[k];
-  });
-  return values;
-}
+namespace tg::cpu::indexing {
 
 namespace {
 
@@ -134,28 +67,6 @@ bool scatter_task(const Span& sp, T* o, const I* ix, const T* s, int32_t* n, int
 }
 
 // ---- mean along single lines: (sum, count) pairs ------------------------------------------------
-
-// pair[0] += v, pair[1] += 1 as one two-lane add: a slot's running sum and count sit side by
-// side, so each entry costs one load and one store (separate count and sum arrays cost two of
-// each, and the forward ran at half the speed of a plain scatter-add).
-inline void add_to_pair(float* pair, float v) {
-#if defined(__SSE2__)
-  const __m128 add = _mm_unpacklo_ps(_mm_set_ss(v), _mm_set_ss(1.0f));  // (v, 1)
-  auto* p = reinterpret_cast<__m64*>(pair);
-  _mm_storel_pi(p, _mm_add_ps(_mm_loadl_pi(_mm_setzero_ps(), p), add));
-#else
-  pair[0] += v;
-  pair[1] += 1.0f;
-#endif
-}
-inline void add_to_pair(double* pair, double v) {
-#if defined(__SSE2__)
-  _mm_storeu_pd(pair, _mm_add_pd(_mm_loadu_pd(pair), _mm_set_pd(1.0, v)));
-#else
-  pair[0] += v;
-  pair[1] += 1.0;
-#endif
-}
 
 // The mean of one line of entries (a task of width 1), summed into (sum, count) pairs in `pairs`
 // (two values per slot, at twice the slot's dense offset). The sums are added in index order,
@@ -260,7 +171,7 @@ void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_
   // A source that repeats one row (an expanded gradient) is read from cache whatever the order,
   // so the entries go slot by slot: each destination row is loaded once and stays in cache while
   // its entries combine into it. Otherwise they go in index order, reading the large source in
-  // memory order (slot order reads it at random and was slower). The combines of a slot happen
+  // memory order (slot order would read it at random). The combines of a slot happen
   // in index order either way: the same result, bit for bit.
   const bool by_slot = src.outer_stride == 0 && src.mid_stride == 0;
   for_each_column_block(d.outer, inner, n, [&](int64_t b, int64_t j0, int64_t j1) {
@@ -301,20 +212,6 @@ void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_
 }
 
 // ---- gather -------------------------------------------------------------------------------------
-
-// dst[j] = src[j * stride] for j in [0, n): a memcpy, a fill, or a strided loop. (Non-temporal
-// stores were tried for large results: level with memcpy on one thread, 1.8x slower on two,
-// where plain stores keep the result in the shared cache.)
-template <typename T>
-void copy_run(T* dst, const T* src, int64_t n, int64_t stride) {
-  if (stride == 1) {
-    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
-  } else if (stride == 0) {
-    std::fill_n(dst, n, *src);
-  } else {
-    for (int64_t j = 0; j < n; ++j) dst[j] = src[j * stride];
-  }
-}
 
 // One row of a gather: out[j] = x[index[j] * x_dim + j * x_step]. By value, so the loop keeps
 // everything in registers. An out-of-range value reads slot 0 instead (the caller raises and
@@ -409,32 +306,6 @@ void gather_typed(const Tensor& result, const Tensor& self, int64_t dim, const T
 
 }  // namespace
 
-Reduce parse_reduce(const std::string& name) {
-  if (name == "sum") return Reduce::Sum;
-  if (name == "prod") return Reduce::Prod;
-  if (name == "mean") return Reduce::Mean;
-  if (name == "amax") return Reduce::Amax;
-  if (name == "amin") return Reduce::Amin;
-  fail<ValueError>("scatter", "unknown reduce '", name, "'");
-}
-
-void check_index_range(const char* op, const Tensor& index, int64_t dim, int64_t size) {
-  const Tensor flat = index.contiguous();
-  visit_index(flat, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    const I* data = flat.data<I>();
-    const int64_t n = flat.numel();
-    // A branch-free scan first (it vectorises); the slow loop below only names the bad value.
-    bool bad = false;
-    for (int64_t i = 0; i < n; ++i) bad |= (data[i] < 0) | (data[i] >= size);
-    if (!bad) return;
-    for (int64_t i = 0; i < n; ++i)
-      TG_CHECK(data[i] >= 0 && data[i] < size, IndexError, op, "index ", data[i],
-               " is out of range for dim ", dim, " of size ", size, " (valid: 0 to ", size - 1,
-               "; negative indices are not accepted)");
-  });
-}
-
 void scatter_into(const char* op, const Tensor& out, int64_t dim, const Tensor& index,
                   const Tensor& src, Reduce reduce, bool include_self) {
   IndexGuard guard;
@@ -484,48 +355,4 @@ Tensor gather_from(const char* op, const Tensor& self, int64_t dim, const Tensor
   return result;
 }
 
-Tensor expand_index(const Tensor& index, const Shape& shape, int64_t dim) {
-  Shape strides(shape.size(), 0);
-  strides[dim] = index.dim() == 0 ? 0 : index.stride(0);
-  return make_view(index, shape, strides, index.storage_offset());
-}
-
-Tensor fresh_copy(const Tensor& t) {
-  Tensor out = empty(t.shape(), t.dtype(), t.device());
-  if (t.numel() == 0) return out;
-  visit_dtype("copy", t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* src = t.data<T>();
-    T* dst = out.data<T>();
-    if (t.is_contiguous()) {  // in parallel chunks, so two threads copy twice as fast
-      parallel_for(0, t.numel(), 8 * kElementwiseGrain, [&](int64_t first, int64_t last) {
-        std::memcpy(dst + first, src + first, static_cast<size_t>(last - first) * sizeof(T));
-      });
-      return;
-    }
-    // Row by row (every dim but the last), each row a memcpy, a fill or a strided loop: an
-    // expanded or transposed tensor copies at memory speed (core copy_data visits it element
-    // by element).
-    const Shape& shape = t.shape();
-    const int64_t nd = t.dim(), width = nd == 0 ? 1 : shape[nd - 1];
-    const int64_t step = nd == 0 ? 1 : t.stride(nd - 1), rows = t.numel() / width;
-    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / width),
-                 [&](int64_t first, int64_t last) {
-                   for (int64_t row = first; row < last; ++row) {
-                     int64_t offset = 0, rest = row;
-                     for (int64_t k = nd - 2; k >= 0; --k) {
-                       offset += (rest % shape[k]) * t.stride(k);
-                       rest /= shape[k];
-                     }
-                     copy_run(dst + row * width, src + offset, width, step);
-                   }
-                 });
-  });
-  return out;
-}
-
-Tensor dense(const Tensor& t) { return t.is_contiguous() ? t : fresh_copy(t); }
-
-Tensor as_1d(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }
-
-}  // namespace tg::cpu::scatter_engine
+}  // namespace tg::cpu::indexing

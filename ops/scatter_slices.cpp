@@ -1,13 +1,13 @@
-// The scatter seed's form over index_copy and scatter_reduce; see seed_scatter.h.
+// tg::scatter with ScatterOptions, over index_copy and scatter_reduce; see scatter_slices.h.
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/shape.h>
 #include <tapegrad/generated/functions.h>
-#include <tapegrad/ops/seed_scatter.h>
+#include <tapegrad/ops/scatter_slices.h>
 
 namespace tg {
 namespace {
 
-// The seed's reduce names mapped onto scatter_reduce's.
+// Paddle's reduce names mapped onto scatter_reduce's.
 std::string reduce_name(const std::string& reduce) {
   if (reduce == "add" || reduce == "sum") return "sum";
   if (reduce == "mul" || reduce == "multiply") return "prod";
@@ -24,7 +24,7 @@ struct Prepared {
   std::string reduce;
 };
 
-// Checks the seed's arguments (before anything is written) and brings a 0-d index to 1-d form.
+// Checks the arguments (before anything is written) and brings a 0-d index to 1-d form.
 Prepared prepare(const Tensor& x, const Tensor& index, const Tensor& updates,
                  const ScatterOptions& options) {
   TG_CHECK(x.dim() >= 1, ValueError, "scatter", "x must have at least 1 dim, got a 0-d tensor");
@@ -35,7 +35,7 @@ Prepared prepare(const Tensor& x, const Tensor& index, const Tensor& updates,
            index.shape());
   const std::string reduce = options.overwrite ? "" : reduce_name(options.reduce);
   // updates: x's shape off axis; at axis at least index.numel() rows (only the first ones are used,
-  // as the seed allows), or no axis at all for a 0-d index
+  // as Paddle allows), or no axis at all for a 0-d index
   const Tensor updates_full =
       index.dim() == 0 && updates.dim() == x.dim() - 1 ? unsqueeze(updates, axis) : updates;
   bool fits = updates_full.dim() == x.dim();
