@@ -516,3 +516,27 @@ TEST_CASE("amax / amin: a NaN among a slot's contributors makes the slot NaN, wh
       }
     }
 }
+
+TEST_CASE("integer sums and products wrap on overflow (as PyTorch 1.13; defined behaviour)") {
+  // expected values from torch 1.13: x.scatter_reduce(0, idx, src, ...), index_add(..., alpha=2)
+  using I32 = std::vector<int32_t>;
+  const tg::Tensor ones = tg::tensor(I32{1, 1});
+  const tg::Tensor index = tg::tensor(std::vector<int64_t>{0, 0, 1, 1});
+  const tg::Tensor src = tg::tensor(I32{100000, 100000, -70000, 90000});
+  for (bool rows : {false, true}) {
+    CAPTURE(rows);
+    auto reduce = [&](const char* how) {
+      return (rows ? tg::index_reduce(ones, 0, index, src, how, true)
+                   : tg::scatter_reduce(ones, 0, index, src, how, true))
+          .to_vector<int32_t>();
+    };
+    CHECK(reduce("prod") == I32{1410065408, -2005032704});
+    if (!rows) CHECK(reduce("sum") == I32{200001, 20001});
+  }
+  const tg::Tensor extremes = tg::tensor(I32{2147483647, -2147483648});
+  const tg::Tensor two = tg::tensor(std::vector<int64_t>{0, 1});
+  CHECK(tg::scatter_reduce(extremes, 0, two, tg::tensor(I32{1, -1}), "sum")
+            .to_vector<int32_t>() == I32{-2147483648, 2147483647});
+  CHECK(tg::index_add(tg::zeros({2}, tg::kInt32), 0, two, tg::tensor(I32{2147483647, 5}), 2)
+            .to_vector<int32_t>() == I32{-2, 10});
+}

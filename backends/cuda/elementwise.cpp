@@ -24,12 +24,8 @@ Tensor on_device(const char* op, const char* name, const Tensor& t, Device devic
 }  // namespace
 
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  // alpha's type and the broadcast were checked before dispatch (ops/checks/elementwise.cpp).
   const DType dtype = result_type(self, other);
-  // add's alpha must fit the result dtype, as in PyTorch (same checks as the CPU kernel).
-  TG_CHECK(!alpha.is_bool() || dtype == kBool, TypeError, "add",
-           "a bool alpha needs a bool result, got result dtype ", dtype_name(dtype));
-  TG_CHECK(is_floating(dtype) || !alpha.is_floating(), TypeError, "add",
-           "alpha must be an integer for a result of dtype ", dtype_name(dtype), ", got ", alpha);
   const Shape shape = broadcast_shapes("add", self.shape(), other.shape());
   const Device device = self.device().is_cuda() ? self.device() : other.device();
   const Tensor a = on_device("add", "self", self, device, dtype);
