@@ -1,8 +1,8 @@
 #include <tapegrad/autograd/node.h>
 
 #include <tapegrad/core/grad_mode.h>
-#include <tapegrad/core/operators.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::autograd {
 

@@ -4,11 +4,10 @@
 #include <iomanip>
 #include <sstream>
 
-#include <tapegrad/autograd/engine.h>
+#include <tapegrad/autograd/inplace.h>
 #include <tapegrad/autograd/node.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/factories.h>
-#include <tapegrad/core/inplace.h>
 #include <tapegrad/generated/functions.h>
 
 namespace tg {
@@ -75,12 +74,6 @@ const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
 
 uint32_t Tensor::output_nr() const { return impl_->autograd ? impl_->autograd->output_nr : 0; }
 
-void Tensor::backward(const Tensor& gradient, bool retain_graph, bool create_graph) const {
-  std::vector<Tensor> grads;
-  if (gradient.defined()) grads.push_back(gradient);
-  autograd::backward({*this}, grads, retain_graph, create_graph);
-}
-
 Tensor Tensor::detach() const {
   auto impl = std::make_shared<TensorImpl>(impl_->storage, impl_->shape, impl_->strides, impl_->offset, impl_->dtype);
   return Tensor(std::move(impl));
@@ -93,23 +86,6 @@ const Tensor& Tensor::detach_() const {
   }
   impl_->keys = impl_->keys.remove(DispatchKey::Autograd);
   return *this;
-}
-
-void Tensor::register_hook(GradHook hook) const {
-  TG_CHECK(requires_grad(), ValueError, "register_hook",
-           "cannot register a hook on a tensor that does not require grad");
-  if (is_leaf()) {
-    impl_->autograd_meta().leaf_hooks.push_back(std::move(hook));
-  } else {
-    grad_fn()->pre_hooks.emplace_back(output_nr(), std::move(hook));
-  }
-}
-
-void Tensor::retain_grad() const {
-  TG_CHECK(requires_grad(), ValueError, "retain_grad", "cannot retain grad of a tensor that does not require grad");
-  if (is_leaf() || impl_->autograd->retains_grad) return;
-  impl_->autograd->retains_grad = true;
-  grad_fn()->retained.emplace_back(output_nr(), impl_);
 }
 
 const Tensor& Tensor::set_name(const std::string& name) const {

@@ -2,9 +2,9 @@
 // Backward helpers for the elementwise op family (namespace tg::formulas). Each is written with
 // public ops, so double backward works through them.
 #include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
 #include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/ops/operators.h>
 
 #include <optional>
 

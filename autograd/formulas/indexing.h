@@ -4,9 +4,9 @@
 // value have fused ops of their own (masked_scatter_backward, index_fill_value_backward).
 #include <tapegrad/autograd/formulas/elementwise.h>
 #include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
 #include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::formulas {
 

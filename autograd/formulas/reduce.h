@@ -4,9 +4,9 @@
 #include <optional>
 
 #include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
 #include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::formulas {
 

@@ -7,9 +7,9 @@
 #include <tuple>
 
 #include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
 #include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::formulas {
 

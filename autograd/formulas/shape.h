@@ -3,9 +3,9 @@
 #include <vector>
 
 #include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
 #include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::formulas {
 

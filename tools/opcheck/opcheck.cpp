@@ -15,7 +15,7 @@
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/factories.h>
 #include <tapegrad/core/grad_mode.h>
-#include <tapegrad/core/operators.h>
+#include <tapegrad/ops/operators.h>
 
 #include "samples.h"
 

@@ -578,10 +578,10 @@ void emit_prologues(Out& out) {
   out.kernels_h << kBanner << "#pragma once\n#include <optional>\n#include <string>\n#include <tuple>\n#include <vector>\n\n"
                 << "#include <tapegrad/core/tensor.h>\n\n";
   out.internal_h << kBanner << "#pragma once\n#include <tapegrad/core/dispatch.h>\n#include <tapegrad/generated/functions.h>\n\nnamespace tg {\n";
-  out.ops_cpp << kBanner << "#include <tapegrad/core/inplace.h>\n#include <tapegrad/core/op_checks.h>\n"
+  out.ops_cpp << kBanner << "#include <tapegrad/autograd/inplace.h>\n#include <tapegrad/core/op_checks.h>\n"
               << "#include <tapegrad/generated/kernels.h>\n#include \"ops_internal.h\"\n\nnamespace tg {\n\n";
   out.autograd_cpp << kBanner << "#include <array>\n#include <tuple>\n\n#include <tapegrad/autograd/formulas.h>\n#include <tapegrad/autograd/node.h>\n"
-                   << "#include <tapegrad/core/factories.h>\n#include <tapegrad/core/operators.h>\n#include \"ops_internal.h\"\n\n"
+                   << "#include <tapegrad/core/factories.h>\n#include <tapegrad/ops/operators.h>\n#include \"ops_internal.h\"\n\n"
                    << "namespace tg {\nusing namespace tg::formulas;\n\n";
   out.registry_cpp << kBanner << "#include <tapegrad/generated/functions.h>\n#include <tapegrad/ops/registry.h>\n\n"
                    << "namespace tg::registry {\nnamespace {\n\n";

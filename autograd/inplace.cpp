@@ -1,4 +1,4 @@
-#include <tapegrad/core/inplace.h>
+#include <tapegrad/autograd/inplace.h>
 
 #include <tapegrad/autograd/node.h>
 #include <tapegrad/core/copy.h>
