@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include <tapegrad/core/factories.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/ops/factories.h>
 #include <tapegrad/ops/operators.h>
 
 namespace tg::formulas {

@@ -6,9 +6,9 @@
 #include <string>
 #include <tuple>
 
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/generated/tensor.h>
+#include <tapegrad/ops/factories.h>
 #include <tapegrad/ops/operators.h>
 
 namespace tg::formulas {

@@ -2,7 +2,6 @@
 // the bias added row by row into the fresh result.
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/parallel.h>
-#include <tapegrad/generated/functions.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {

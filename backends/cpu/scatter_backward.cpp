@@ -18,8 +18,8 @@
 #include <type_traits>
 
 #include <tapegrad/core/copy.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 #include "scatter_engine.h"
 

@@ -13,8 +13,8 @@
 #include <tapegrad/autograd/gradcheck.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/grad_mode.h>
+#include <tapegrad/ops/factories.h>
 #include <tapegrad/ops/operators.h>
 
 #include "samples.h"

@@ -11,7 +11,7 @@
 
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::opcheck {
 namespace {

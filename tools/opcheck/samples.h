@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 #include <tapegrad/ops/registry.h>
 
 namespace tg::opcheck {

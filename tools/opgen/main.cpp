@@ -1,6 +1,6 @@
 // opgen (main): reads ops/specs/*.json and writes the generated C++ of tapegrad into the build tree:
+//   tensor.h          class tg::Tensor: the template (--tensor-template) with the op methods
 //   functions.h       public functions in namespace tg (+ in-place variants)
-//   tensor_methods.h  Tensor methods (included inside class Tensor)
 //   kernels.h         declarations of every kernel named in a spec
 //   ops_internal.h    the per-op dispatch tables (shared by ops.cpp and autograd.cpp)
 //   ops.cpp           front ends (checks + dispatch), methods, in-place variants, kernel registration
@@ -17,6 +17,9 @@
 using namespace opgen;
 
 namespace {
+
+const char* kUsage =
+    "usage: tg_opgen --specs DIR --tensor-template FILE --out DIR [--backends DIR]...\n";
 
 void check_kernel_symbols(const std::vector<Op>& ops, const std::vector<fs::path>& dirs) {
   std::vector<std::string> texts;
@@ -46,6 +49,33 @@ void check_kernel_symbols(const std::vector<Op>& ops, const std::vector<fs::path
     }
 }
 
+// The template of class Tensor with its "// @OP_METHODS@" line replaced by the method declarations
+// (indented into the class), under a banner that says where the file comes from.
+std::string fill_tensor_template(const fs::path& template_path, const std::string& methods) {
+  std::ifstream in(template_path);
+  if (!in) throw std::runtime_error("cannot read the Tensor template " + template_path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string out = "// @generated from tools/opgen/templates/tensor.h.in and ops/specs/*.json by "
+                    "tools/opgen. Do not edit.\n";
+  std::string line;
+  bool filled = false;
+  while (std::getline(text, line)) {
+    const size_t start = line.find_first_not_of(' ');
+    const bool marker = start != std::string::npos && line.substr(start) == "// @OP_METHODS@";
+    if (!marker) {
+      out += line + "\n";
+      continue;
+    }
+    std::istringstream decls(methods);
+    for (std::string d; std::getline(decls, d);) out += "  " + d + "\n";
+    filled = true;
+  }
+  if (!filled)
+    throw std::runtime_error(template_path.string() + ": no \"// @OP_METHODS@\" line to fill");
+  return out;
+}
+
 void write_if_changed(const fs::path& path, const std::string& text) {
   std::ifstream in(path);
   if (in) {
@@ -61,19 +91,20 @@ void write_if_changed(const fs::path& path, const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path specs_dir, out_dir;
+  fs::path specs_dir, out_dir, tensor_template;
   std::vector<fs::path> backend_dirs;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--specs") specs_dir = argv[i + 1];
     else if (flag == "--out") out_dir = argv[i + 1];
     else if (flag == "--backends") backend_dirs.emplace_back(argv[i + 1]);
+    else if (flag == "--tensor-template") tensor_template = argv[i + 1];
     else {
-      std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]...\n";
+      std::cerr << kUsage;
       return 2;
     }
   }
-  if (specs_dir.empty() || out_dir.empty()) {
+  if (specs_dir.empty() || out_dir.empty() || tensor_template.empty()) {
     std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]...\n";
     return 2;
   }
@@ -112,7 +143,8 @@ int main(int argc, char** argv) {
     emit_epilogues(out, kernel_regs, autograd_regs, entries);
     fs::create_directories(out_dir);
     write_if_changed(out_dir / "functions.h", out.functions_h.str());
-    write_if_changed(out_dir / "tensor_methods.h", out.methods_h.str());
+    write_if_changed(out_dir / "tensor.h",
+                     fill_tensor_template(tensor_template, out.methods_h.str()));
     write_if_changed(out_dir / "kernels.h", out.kernels_h.str());
     write_if_changed(out_dir / "ops_internal.h", out.internal_h.str());
     write_if_changed(out_dir / "ops.cpp", out.ops_cpp.str());

@@ -1,4 +1,4 @@
-#include <tapegrad/core/op_checks.h>
+#include <tapegrad/ops/op_checks.h>
 
 namespace tg::detail {
 
