@@ -2,8 +2,9 @@
 //   gather_backward, index_select_backward: grad added into a fresh zero tensor of self's shape;
 //   scatter_reduce_backward (walk form), index_reduce_backward (row form): the gradients of self
 //   and/or of src/source, from one set of per-slot statistics (src's written in the same walk).
-// The rules are those of the composed formulas in autograd/formulas/scatter.cpp (used for double
-// backward), with the same arithmetic, so both paths give the same values:
+// The rules are stated by the composed formulas in autograd/formulas/scatter.cpp (used for double
+// backward); these kernels are a fast path that tg_opcheck --fused-vs-composed holds to them bit
+// for bit on every spec sample. In short:
 //   sum   self: grad                      src: grad at the slot
 //   mean  self: grad / n                  src: grad / n at the slot   (n: count, +1 with self)
 //   amax  self: grad / ties * [self ties]  src: grad / ties * [src == result]   (amin alike)
