@@ -101,10 +101,9 @@ struct Libtorch {
     return torch::optim::SGD(std::move(params), torch::optim::SGDOptions(lr));
   }
   static torch::optim::AdamW adamw(std::vector<Tensor> params) {
-    return torch::optim::AdamW(std::move(params), torch::optim::AdamWOptions(1e-3)
-                                                      .betas({0.9, 0.999})
-                                                      .eps(1e-8)
-                                                      .weight_decay(1e-2));
+    return torch::optim::AdamW(
+        std::move(params),
+        torch::optim::AdamWOptions(1e-3).betas({0.9, 0.999}).eps(1e-8).weight_decay(1e-2));
   }
 };
 

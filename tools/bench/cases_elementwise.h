@@ -86,7 +86,10 @@ template <class L, bool mul, bool in_place> void broadcast(benchmark::State& sta
   const typename L::Tensor b = L::rand({cols}) * 0.02 + 0.99;
   for (auto _ : state) {
     if (in_place) {
-      if (mul) L::mul_(a, b); else L::add_(a, b);
+      if (mul)
+        L::mul_(a, b);
+      else
+        L::add_(a, b);
       keep(a);
     } else {
       keep(mul ? L::mul(a, b) : L::add(a, b));
@@ -95,9 +98,9 @@ template <class L, bool mul, bool in_place> void broadcast(benchmark::State& sta
   set_bytes(state, kF32 * (2 * rows * cols + cols));
 }
 
-template <class L> void add_cases(std::vector<Case>& out) {
+template <class L> std::vector<Case> cases() {
   using U = Unary;
-  out.insert(out.end(), {
+  return {
       {"add_1<<24_f32", add_large<L>, kMs},
       {"add_inplace_1<<24_f32", add_inplace_large<L>, kMs},
       {"exp_fwd_1<<22_f32", unary_fwd<L, U::exp>, kMs},
@@ -113,7 +116,7 @@ template <class L> void add_cases(std::vector<Case>& out) {
       {"mul_bcast_4096x1024_1024_f32", broadcast<L, true, false>, kMs},
       {"add_bcast_inplace_4096x1024_1024_f32", broadcast<L, false, true>, kMs},
       {"mul_bcast_inplace_4096x1024_1024_f32", broadcast<L, true, true>, kMs},
-  });
+  };
 }
 
 }  // namespace tg_bench::elementwise

@@ -21,8 +21,8 @@ template <class L> void reset_grads(const typename L::Tensor& a, const typename 
   if (b.defined() && b.requires_grad()) L::clear_grad(b);
 }
 
-template <class L> void finish(const typename L::Tensor& out, const typename L::Tensor& self,
-                               bool grad) {
+template <class L>
+void finish(const typename L::Tensor& out, const typename L::Tensor& self, bool grad) {
   if (grad) {
     L::sum(out).backward();
     keep(self.grad());
@@ -111,9 +111,9 @@ template <class L> void index_select_case(benchmark::State& state, bool grad) {
   }
 }
 
-template <class L> void add_cases(std::vector<Case>& out) {
+template <class L> std::vector<Case> cases() {
   using S = benchmark::State;
-  out.insert(out.end(), {
+  return {
       {"masked_scatter_fwd", [](S& s) { masked_scatter_case<L>(s, false); }, kMs},
       {"masked_scatter_fwd_bwd", [](S& s) { masked_scatter_case<L>(s, true); }, kMs},
       {"index_reduce_prod_fwd", [](S& s) { index_reduce_case<L>(s, "prod", false); }, kMs},
@@ -138,7 +138,7 @@ template <class L> void add_cases(std::vector<Case>& out) {
       {"gather_fwd_bwd", [](S& s) { gather_case<L>(s, true); }, kMs},
       {"index_select_fwd", [](S& s) { index_select_case<L>(s, false); }, kMs},
       {"index_select_fwd_bwd", [](S& s) { index_select_case<L>(s, true); }, kMs},
-  });
+  };
 }
 
 }  // namespace tg_bench::indexing

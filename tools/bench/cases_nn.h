@@ -109,8 +109,8 @@ template <class L> void mlp_train_step(benchmark::State& state) {
   }
 }
 
-template <class L> void add_cases(std::vector<Case>& out) {
-  out.insert(out.end(), {
+template <class L> std::vector<Case> cases() {
+  return {
       {"embedding_fwd_bwd_50000x128_8192ids_f32", embedding_fwd_bwd<L>, kMs},
       {"matmul_512x512x512_f32", matmul<L, 0, 512, 512, 512>, kMs},
       {"matmul_64x784x256_f32", matmul<L, 0, 64, 784, 256>, kMs},
@@ -120,7 +120,7 @@ template <class L> void add_cases(std::vector<Case>& out) {
       {"cat_8x512x1024_f32", cat8<L>, kMs},
       {"adamw_step_1M_f32", adamw_step<L>, kMs},
       {"mlp_784_256_128_10_b64_sgd_step", mlp_train_step<L>, kMs},
-  });
+  };
 }
 
 }  // namespace tg_bench::nn

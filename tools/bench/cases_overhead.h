@@ -53,13 +53,13 @@ template <class L> void tiny_fwd_bwd_1elem(benchmark::State& state) {
   }
 }
 
-template <class L> void add_cases(std::vector<Case>& out) {
-  out.insert(out.end(), {
-                            {"add_1elem_nograd", add_1elem_nograd<L>},
-                            {"add_1elem_grad", add_1elem_grad<L>},
-                            {"tiny_fwd_bwd", tiny_fwd_bwd<L>},
-                            {"tiny_fwd_bwd_1elem", tiny_fwd_bwd_1elem<L>},
-                        });
+template <class L> std::vector<Case> cases() {
+  return {
+      {"add_1elem_nograd", add_1elem_nograd<L>},
+      {"add_1elem_grad", add_1elem_grad<L>},
+      {"tiny_fwd_bwd", tiny_fwd_bwd<L>},
+      {"tiny_fwd_bwd_1elem", tiny_fwd_bwd_1elem<L>},
+  };
 }
 
 }  // namespace tg_bench::overhead

@@ -74,8 +74,8 @@ template <class L> void cross_entropy_fwd_bwd(benchmark::State& state) {
   }
 }
 
-template <class L> void add_cases(std::vector<Case>& out) {
-  out.insert(out.end(), {
+template <class L> std::vector<Case> cases() {
+  return {
       {"sum_1<<24_f32", sum_large<L>, kMs},
       {"sum_dim0_4096x1024_f32", reduce_dim<L, Reduce::sum_dim0>, kMs},
       {"sum_dim1_4096x1024_f32", reduce_dim<L, Reduce::sum_dim1>, kMs},
@@ -85,7 +85,7 @@ template <class L> void add_cases(std::vector<Case>& out) {
       {"log_softmax_dim1_fwd_bwd_4096x1024_f32", row_fwd_bwd<L, Row::log_softmax>, kMs},
       {"layer_norm_fwd_bwd_4096x1024_f32", row_fwd_bwd<L, Row::layer_norm>, kMs},
       {"cross_entropy_fwd_bwd_512x1000_f32", cross_entropy_fwd_bwd<L>, kMs},
-  });
+  };
 }
 
 }  // namespace tg_bench::reduce
