@@ -24,7 +24,8 @@ for f in "${files[@]}"; do [ -f "$f" ] && existing+=("$f"); done
 
 # One clang-format process for all files; each difference is reported as
 # "FILE:LINE:COL: error: code should be clang-formatted".
-log=$("$clang_format" --style=file --dry-run --Werror "${existing[@]}" 2>&1 >/dev/null) && rc=0 || rc=$?
+rc=0
+log=$("$clang_format" --style=file --dry-run --Werror "${existing[@]}" 2>&1 >/dev/null) || rc=$?
 mapfile -t bad < <(printf '%s\n' "$log" | sed -nE 's/^(.+):[0-9]+:[0-9]+: error: .*/\1/p' | sort -u)
 if [ ${#bad[@]} -gt 0 ]; then
   echo "check_format: ${#bad[@]} of ${#existing[@]} file(s) differ from $clang_format's format:"
