@@ -65,8 +65,9 @@ struct Printer {
         if (i + 1 < n) os << ", ";
       } else {
         print(os, dim + 1, base + i * inner, indent + 1);
-        if (i + 1 < n) os << "," << std::string(static_cast<size_t>(t.dim() - dim - 1), '\n')
-                          << std::string(static_cast<size_t>(indent + 1), ' ');
+        if (i + 1 < n)
+          os << "," << std::string(static_cast<size_t>(t.dim() - dim - 1), '\n')
+             << std::string(static_cast<size_t>(indent + 1), ' ');
       }
     }
     os << "]";

@@ -33,9 +33,9 @@ struct TensorImpl {
   Shape strides;
   int64_t offset = 0;  // in elements
   DType dtype = kFloat32;
-  bool is_wrapped_number = false;        // a Scalar turned into a 0-d tensor (type promotion)
-  DispatchKeySet keys;                   // backend key, plus Autograd when requires_grad
-  std::shared_ptr<TensorImpl> view_base; // set for views: the tensor whose storage this views
+  bool is_wrapped_number = false;              // a Scalar turned into a 0-d tensor (type promotion)
+  DispatchKeySet keys;                         // backend key, plus Autograd when requires_grad
+  std::shared_ptr<TensorImpl> view_base;       // set for views: the tensor whose storage this views
   std::unique_ptr<AutogradMetaBase> autograd;  // null until autograd records something
 
   TensorImpl(Storage s, Shape sh, Shape st, int64_t off, DType dt);
@@ -55,7 +55,7 @@ class TensorBase {
   const Shape& strides() const { return impl_->strides; }
   int64_t dim() const { return static_cast<int64_t>(impl_->shape.size()); }
   int64_t numel() const { return impl_->shape.numel(); }
-  int64_t size(int64_t d) const;    // negative d counts from the end
+  int64_t size(int64_t d) const;  // negative d counts from the end
   int64_t stride(int64_t d) const;
   DType dtype() const { return impl_->dtype; }
   Device device() const { return impl_->storage->device; }

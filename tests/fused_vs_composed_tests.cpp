@@ -51,13 +51,15 @@ TEST_CASE("fused scatter_reduce backward with no entries follows the rule at NaN
   struct Case {
     const char* reduce;
     bool include_self;
-    std::vector<double> want;  // empty: only fused == composed (a documented PyTorch difference)
+    // PyTorch's gradient; empty: only fused == composed (a deliberate difference from PyTorch,
+    // docs/SEMANTICS.md: prod's untouched slots pass grad through where PyTorch gives NaN)
+    std::vector<double> want;
   };
   const std::vector<Case> cases = {
-      {"amax", true, {kNaN, 1.5, -2.0, 3.0, 0.25}},  {"amax", false, {kNaN, 1.5, -2.0, 3.0, 0.25}},
-      {"amin", true, {kNaN, 1.5, -2.0, 3.0, 0.25}},  {"amin", false, {kNaN, 1.5, -2.0, 3.0, 0.25}},
-      {"prod", true, {kNaN, 1.5, kNaN, 3.0, 0.25}},  {"prod", false, {}},
-      {"mean", true, {0.5, 1.5, -2.0, 3.0, 0.25}},   {"mean", false, {0.5, 1.5, -2.0, 3.0, 0.25}},
+      {"amax", true, {kNaN, 1.5, -2.0, 3.0, 0.25}}, {"amax", false, {kNaN, 1.5, -2.0, 3.0, 0.25}},
+      {"amin", true, {kNaN, 1.5, -2.0, 3.0, 0.25}}, {"amin", false, {kNaN, 1.5, -2.0, 3.0, 0.25}},
+      {"prod", true, {kNaN, 1.5, kNaN, 3.0, 0.25}}, {"prod", false, {}},
+      {"mean", true, {0.5, 1.5, -2.0, 3.0, 0.25}},  {"mean", false, {0.5, 1.5, -2.0, 3.0, 0.25}},
   };
   for (const Case& c : cases) {
     INFO(c.reduce << " include_self=" << c.include_self);
