@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <tuple>
 
-#include <tapegrad/generated/functions.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {

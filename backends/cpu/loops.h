@@ -17,9 +17,9 @@
 #include <tapegrad/backends/cpu/one_value.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
+#include <tapegrad/ops/factories.h>
 
 #include <algorithm>
 #include <array>

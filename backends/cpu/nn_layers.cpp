@@ -4,10 +4,9 @@
 #include <cmath>
 #include <cstring>
 
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
-#include <tapegrad/generated/functions.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::cpu {
 
@@ -28,7 +27,7 @@ double uniform_at(uint64_t seed, uint64_t i) {
 }  // namespace
 
 std::tuple<Tensor, Tensor> dropout(const Tensor& self, double p, bool train) {
-  if (!train || p == 0) return {tg::clone(self), ones(self.shape(), kBool, self.device())};
+  if (!train || p == 0) return {convert::clone(self), ones(self.shape(), kBool, self.device())};
   if (p == 1) return {zeros(self.shape(), self.dtype(), self.device()), zeros(self.shape(), kBool, self.device())};
 
   const Tensor x = self.contiguous();

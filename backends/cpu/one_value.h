@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::cpu {
 

@@ -9,7 +9,7 @@
 
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/shape.h>
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::checks {
 

@@ -5,8 +5,8 @@
 #include <type_traits>
 #include <vector>
 
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
+#include <tapegrad/ops/factories.h>
 
 #include "data_checks.h"
 #include "index_values.h"

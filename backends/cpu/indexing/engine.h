@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include <tapegrad/core/scalar.h>
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 #include "combine.h"
 

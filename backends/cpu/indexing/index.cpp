@@ -5,8 +5,8 @@
 // written (the row form reads them unchecked). index_reduce's fused backward is in
 // index_reduce_backward.cpp.
 #include <tapegrad/core/copy.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 #include "data_checks.h"
 #include "engine.h"

@@ -7,9 +7,9 @@
 #include <limits>
 #include <vector>
 
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 #include "data_checks.h"
 #include "index_values.h"

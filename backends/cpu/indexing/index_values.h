@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::cpu::indexing {
 

@@ -1,13 +1,13 @@
 // Layout helpers of the indexing kernels; see layout.h.
 #include "layout.h"
 
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::cpu::indexing {
 
 Tensor as_1d(const Tensor& t) {
-  return t.dim() == 0 ? make_view(t, {1}, {1}, t.storage_offset()) : t;
+  return t.dim() == 0 ? Tensor(make_view(t, {1}, {1}, t.storage_offset())) : t;
 }
 
 Tensor as_0d(const Tensor& t) { return make_view(t, {}, {}, t.storage_offset()); }

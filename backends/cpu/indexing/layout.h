@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::cpu::indexing {
 

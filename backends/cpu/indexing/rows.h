@@ -6,9 +6,9 @@
 #include <cstdint>
 
 #include <tapegrad/backends/cpu/one_value.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
+#include <tapegrad/ops/factories.h>
 
 #include "layout.h"
 

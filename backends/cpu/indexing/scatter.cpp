@@ -2,8 +2,8 @@
 // engine (engine.h, walk.h). Their arguments were checked before dispatch (ops/checks/scatter.cpp);
 // the engine checks the index values as it walks them. scatter_reduce's fused backward is in
 // scatter_reduce_backward.cpp.
-#include <tapegrad/core/factories.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 #include "engine.h"
 #include "layout.h"

@@ -6,9 +6,9 @@
 #include <type_traits>
 
 #include <tapegrad/backends/cpu/one_value.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 #include "data_checks.h"
 #include "index_values.h"
@@ -462,8 +462,10 @@ std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad_output, co
   const int64_t d = wrap_dim(op, dim, self1.dim());
   const bool want_self = input != "src", want_src = input != "self";
   const Reduce r = parse_reduce(reduce);
-  if (index1.numel() == 0 || (!want_src && r == Reduce::Sum && include_self)) {
-    // self's gradient is grad (nothing scattered, or a plain sum), src's is 0
+  const bool plain = r == Reduce::Sum || r == Reduce::Mean;  // grad / 1 is grad
+  if ((index1.numel() == 0 && plain) || (!want_src && r == Reduce::Sum && include_self)) {
+    // self's gradient is grad (nothing scattered, or a plain sum), src's is 0. Not for amax, amin
+    // and prod: with no entries their rule still gives NaN where self is NaN (and inf, for prod)
     check_index_range(op, index1, d, self1.size(d));
     return like_inputs({want_self ? fresh_copy(grad1) : Tensor(),
                         want_src ? zeros(src1.shape(), src.dtype()) : Tensor()},

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <tapegrad/core/parallel.h>
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 #include "data_checks.h"
 
