@@ -70,8 +70,9 @@ int main(int argc, char** argv) {
   }
   size_t width = 2;
   for (const auto& r : reports) width = std::max(width, r.op.size());
-  std::printf("| %-*s | samples | forward | grad | gradgrad | inplace | rejects | fused | status |\n",
-              static_cast<int>(width), "op");
+  std::printf(
+      "| %-*s | samples | forward | grad | gradgrad | inplace | rejects | fused | status |\n",
+      static_cast<int>(width), "op");
   std::printf("|%s|---------|---------|------|----------|---------|---------|-------|--------|\n",
               std::string(width + 2, '-').c_str());
   int passed = 0, failed = 0;
@@ -83,8 +84,8 @@ int main(int argc, char** argv) {
   }
   for (const auto& r : reports)
     if ((!r.ok || options.verbose) && !r.report.empty())
-      std::printf("\n== %s (%d failure%s)\n%s", r.op.c_str(), r.failures, r.failures == 1 ? "" : "s",
-                  r.report.c_str());
+      std::printf("\n== %s (%d failure%s)\n%s", r.op.c_str(), r.failures,
+                  r.failures == 1 ? "" : "s", r.report.c_str());
   std::printf("\n%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

@@ -3,8 +3,8 @@
 // the forward (function vs method), gradcheck and gradgradcheck in float64, the in-place variant
 // against the out-of-place one (values and gradients), that reject samples throw the right
 // tg::Error and leave every input unchanged, and, for an op whose backward has a fused kernel,
-// that the fused gradients equal the composed formula's bit for bit. tools/opcheck/main.cpp runs it over all ops; the
-// generated doctest suite runs it op by op.
+// that the fused gradients equal the composed formula's bit for bit. tools/opcheck/main.cpp runs it
+// over all ops; the generated doctest suite runs it op by op.
 #include <string>
 #include <vector>
 
