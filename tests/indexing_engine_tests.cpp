@@ -517,7 +517,7 @@ TEST_CASE("amax / amin: a NaN among a slot's contributors makes the slot NaN, wh
     }
 }
 
-TEST_CASE("integer sums and products wrap on overflow (as PyTorch 1.13; defined behaviour)") {
+TEST_CASE("integer sums and products wrap on overflow, as PyTorch 1.13, in defined behaviour") {
   // expected values from torch 1.13: x.scatter_reduce(0, idx, src, ...), index_add(..., alpha=2)
   using I32 = std::vector<int32_t>;
   const tg::Tensor ones = tg::tensor(I32{1, 1});
