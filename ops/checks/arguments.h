@@ -23,8 +23,10 @@ constexpr uint32_t dtype_bit(DType t) { return 1u << static_cast<unsigned>(t); }
 // wrapped numbers excepted) and adds its keys to the call's key set.
 inline void check_tensor_arg(const char* op, const char* arg, const Tensor& t, uint32_t dtype_mask,
                              const char* allowed, const Tensor*& first, DispatchKeySet& keys) {
-  if (!t.defined()) [[unlikely]] fail_undefined(op, arg);
-  if (!(dtype_mask & dtype_bit(t.dtype()))) [[unlikely]] fail_dtype(op, arg, t.dtype(), allowed);
+  if (!t.defined()) [[unlikely]]
+    fail_undefined(op, arg);
+  if (!(dtype_mask & dtype_bit(t.dtype()))) [[unlikely]]
+    fail_dtype(op, arg, t.dtype(), allowed);
   if (!t.impl()->is_wrapped_number) {
     if (first == nullptr) {
       first = &t;

@@ -31,8 +31,8 @@ void source_rows(const char* op, const Tensor& self, int64_t d, const Tensor& in
            dtype_name(source.dtype()), ", expected self's dtype ", dtype_name(self.dtype()));
   const Shape expected = rows_at(shape_1d(self), d, index);
   TG_CHECK(shape_1d(source) == expected, ValueError, op, "shape mismatch: source has shape ",
-           shape_1d(source), ", expected ", expected, " (self's shape with index's ",
-           index.numel(), " entries at dim ", d, ")");
+           shape_1d(source), ", expected ", expected, " (self's shape with index's ", index.numel(),
+           " entries at dim ", d, ")");
 }
 
 void index_scatter(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
@@ -83,8 +83,8 @@ void index_reduce_backward(const Tensor& grad_output, const Tensor& self, int64_
                            const Tensor& result, const std::string&) {
   constexpr const char* op = "index_reduce_backward";
   index_scatter(op, self, dim, index, source);
-  for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"grad_output", &grad_output},
-                                {"result", &result}}) {
+  for (const auto& [name, t] :
+       {std::pair<const char*, const Tensor*>{"grad_output", &grad_output}, {"result", &result}}) {
     TG_CHECK(shape_1d(*t) == shape_1d(self), ValueError, op, name, " has shape ", shape_1d(*t),
              ", expected self's shape ", shape_1d(self));
     dtype_of_self(op, name, *t, self);

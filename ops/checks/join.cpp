@@ -28,8 +28,8 @@ void cat(const std::vector<Tensor>& tensors, int64_t dim) {
     bool match = t.dim() == ref->dim();
     for (int64_t k = 0; match && k < t.dim(); ++k) match = k == d || t.size(k) == ref->size(k);
     TG_CHECK(match, ValueError, "cat", "sizes of tensors must match except in dim ", d,
-             ": tensors[", ref_index, "] has shape ", ref->shape(), ", tensors[", i,
-             "] has shape ", t.shape());
+             ": tensors[", ref_index, "] has shape ", ref->shape(), ", tensors[", i, "] has shape ",
+             t.shape());
   }
 }
 

@@ -14,12 +14,11 @@ void walk_layout(const char* op, const Shape& self, DType self_dtype, int64_t di
   const auto ndim = static_cast<int64_t>(self.size());
   const int64_t d = wrap_dim(op, dim, ndim);
   TG_CHECK(static_cast<int64_t>(index.size()) == ndim, ValueError, op,
-           "index must have as many dims as self (", ndim, "), got a ", index.size(),
-           "-d index");
+           "index must have as many dims as self (", ndim, "), got a ", index.size(), "-d index");
   const Shape src_shape = src ? shape_1d(*src) : Shape();
   if (src) {
-    TG_CHECK(src->dtype() == self_dtype, TypeError, op, "src has dtype ",
-             dtype_name(src->dtype()), ", expected self's dtype ", dtype_name(self_dtype));
+    TG_CHECK(src->dtype() == self_dtype, TypeError, op, "src has dtype ", dtype_name(src->dtype()),
+             ", expected self's dtype ", dtype_name(self_dtype));
     TG_CHECK(static_cast<int64_t>(src_shape.size()) == ndim, ValueError, op,
              "src must have as many dims as self (", ndim, "), got ", src_shape.size());
   }

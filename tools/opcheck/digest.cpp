@@ -147,8 +147,7 @@ void digest_samples(const OpInfo& op) {
     if (op.args[i].name == "self") self_arg = static_cast<int>(i);
   for (const opcheck::Sample& s : samples) {
     for (DType dtype : opcheck::sample_dtypes(op, s)) {
-      const std::string where =
-          op.name + " s" + std::to_string(s.index) + " " + dtype_name(dtype);
+      const std::string where = op.name + " s" + std::to_string(s.index) + " " + dtype_name(dtype);
       const uint64_t seed = opcheck::sample_seed(op.name, s.index);
       const opcheck::Case c = opcheck::materialize(op, s, dtype, seed);
       if (!s.reject.empty()) {
@@ -211,9 +210,12 @@ Tensor values(const Shape& shape, DType dtype, Rng& r, Values kind = Values::Uni
   std::vector<double> v(static_cast<size_t>(shape.numel()));
   for (double& x : v) {
     x = r.uniform() * 2 - 1;
-    if (!is_floating(dtype)) x = std::floor(x * 20.5);
-    else if (kind == Values::Ties) x = std::round(x * 4) / 4;
-    else if (kind == Values::Zeros && r.uniform() < 0.2) x = 0;
+    if (!is_floating(dtype))
+      x = std::floor(x * 20.5);
+    else if (kind == Values::Ties)
+      x = std::round(x * 4) / 4;
+    else if (kind == Values::Zeros && r.uniform() < 0.2)
+      x = 0;
   }
   return from_host(v, shape, dtype);
 }
@@ -269,8 +271,9 @@ void digest_stress(const Stress& st, uint64_t seed) {
 
 // ".self" / ".noself", then ".ties" or ".zeros" for those value kinds.
 std::string suffix(bool include_self, Values kind) {
-  return std::string(include_self ? ".self" : ".noself") +
-         (kind == Values::Uniform ? "" : kind == Values::Ties ? ".ties" : ".zeros");
+  return std::string(include_self ? ".self" : ".noself") + (kind == Values::Uniform ? ""
+                                                            : kind == Values::Ties  ? ".ties"
+                                                                                    : ".zeros");
 }
 
 std::vector<Stress> stress_cases() {
@@ -344,10 +347,8 @@ std::vector<Stress> stress_cases() {
     bool int32;
   };
   const std::vector<Rows> rows = {
-      {"first", {300, 64}, 0, 500, false},
-      {"last", {64, 300}, 1, 500, true},
-      {"middle", {3, 100, 5}, 1, 150, false},
-      {"few", {200, 8}, 0, 20, false},
+      {"first", {300, 64}, 0, 500, false},    {"last", {64, 300}, 1, 500, true},
+      {"middle", {3, 100, 5}, 1, 150, false}, {"few", {200, 8}, 0, 20, false},
       {"big", {2000, 128}, 0, 4000, false},
   };
   for (const Rows& w : rows) {
@@ -418,8 +419,8 @@ std::vector<Stress> stress_cases() {
                      [=](DType dt, Rng& r) {
                        Tensor self = values(m.self, dt, r);
                        return std::vector<Tensor>{m.transpose ? transposed(self) : self,
-                                                  values({shape.numel()}, dt, r),
-                                                  values({}, dt, r), mask_values(m.mask, 0.3, r)};
+                                                  values({shape.numel()}, dt, r), values({}, dt, r),
+                                                  mask_values(m.mask, 0.3, r)};
                      },
                      3,
                      [=](const std::vector<Tensor>& a) {

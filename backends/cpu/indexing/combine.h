@@ -23,26 +23,22 @@ inline Reduce parse_reduce(const std::string& name) {
 }
 
 // The value a slot starts from when include_self is false.
-template <typename T>
-T identity(Reduce reduce) {
+template <typename T> T identity(Reduce reduce) {
   switch (reduce) {
-    case Reduce::Prod:
-      return T(1);
+    case Reduce::Prod: return T(1);
     case Reduce::Amax:
       return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                   : std::numeric_limits<T>::lowest();
     case Reduce::Amin:
       return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
                                                   : std::numeric_limits<T>::max();
-    default:
-      return T(0);
+    default: return T(0);
   }
 }
 
 // a + b and a * b; integers wrap on overflow, as in PyTorch, computed on the unsigned type so
 // that the wrap is defined behaviour.
-template <typename T>
-T plus(T a, T b) {
+template <typename T> T plus(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     using U = std::make_unsigned_t<T>;
     return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
@@ -50,8 +46,7 @@ T plus(T a, T b) {
     return static_cast<T>(a + b);
   }
 }
-template <typename T>
-T times(T a, T b) {
+template <typename T> T times(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     using U = std::make_unsigned_t<T>;
     return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
@@ -61,36 +56,30 @@ T times(T a, T b) {
 }
 
 // One slot combined with one value. NaN wins amax/amin, as in PyTorch.
-template <typename T>
-struct AssignOp {
+template <typename T> struct AssignOp {
   T operator()(T, T v) const { return v; }
 };
-template <typename T>
-struct SumOp {
+template <typename T> struct SumOp {
   T operator()(T s, T v) const { return plus(s, v); }
 };
-template <typename T>
-struct ScaledSumOp {
+template <typename T> struct ScaledSumOp {
   T alpha;
   T operator()(T s, T v) const { return plus(s, times(v, alpha)); }
 };
-template <typename T>
-struct ProdOp {
+template <typename T> struct ProdOp {
   T operator()(T s, T v) const { return times(s, v); }
 };
 // amax/amin: a NaN value wins through a branch that is (almost) never taken, kept a branch: GCC
 // otherwise turns it into a select through integer registers, which lengthens each slot's
 // read-modify-write chain. Then the larger value by a select (maxss, which keeps a NaN slot),
 // not `v > s || v != v`, which compiles to a branch on a random comparison.
-template <typename T>
-struct AmaxOp {
+template <typename T> struct AmaxOp {
   T operator()(T s, T v) const {
     if (__builtin_expect(v != v, 0)) return v;
     return v > s ? v : s;
   }
 };
-template <typename T>
-struct AminOp {
+template <typename T> struct AminOp {
   T operator()(T s, T v) const {
     if (__builtin_expect(v != v, 0)) return v;
     return v < s ? v : s;
@@ -98,30 +87,23 @@ struct AminOp {
 };
 
 // Calls fn(op) with the combine functor of `reduce` (Mean combines as Sum). bool has Assign only.
-template <typename T, typename Fn>
-void visit_reduce(Reduce reduce, Fn&& fn) {
+template <typename T, typename Fn> void visit_reduce(Reduce reduce, Fn&& fn) {
   if constexpr (std::is_same_v<T, bool>) {
     fn(AssignOp<T>{});
   } else {
     switch (reduce) {
-      case Reduce::Assign:
-        return fn(AssignOp<T>{});
+      case Reduce::Assign: return fn(AssignOp<T>{});
       case Reduce::Sum:
-      case Reduce::Mean:
-        return fn(SumOp<T>{});
-      case Reduce::Prod:
-        return fn(ProdOp<T>{});
-      case Reduce::Amax:
-        return fn(AmaxOp<T>{});
-      case Reduce::Amin:
-        return fn(AminOp<T>{});
+      case Reduce::Mean: return fn(SumOp<T>{});
+      case Reduce::Prod: return fn(ProdOp<T>{});
+      case Reduce::Amax: return fn(AmaxOp<T>{});
+      case Reduce::Amin: return fn(AminOp<T>{});
     }
   }
 }
 
 // Mean of a slot holding `total` over `count` contributions; integral values round down.
-template <typename T>
-T divide(T total, int64_t count) {
+template <typename T> T divide(T total, int64_t count) {
   if constexpr (std::is_same_v<T, bool>) {  // never called: bool runs Assign only
     return total;
   } else if constexpr (std::is_floating_point_v<T>) {

@@ -45,8 +45,7 @@ class IndexGuard {
 // Whether any of n contiguous index values lies outside [0, slots) (slots > 0), without a compare
 // per value (SSE2 has no 64-bit one): v is out of range iff v < 0 or slots - 1 - v < 0, the sign
 // bit of v | (slots - 1 - v), ORed over the values in a loop the compiler vectorises.
-template <typename I>
-bool any_out_of_range(const I* ix, int64_t n, int64_t slots) {
+template <typename I> bool any_out_of_range(const I* ix, int64_t n, int64_t slots) {
   const auto last = static_cast<uint64_t>(slots - 1);
   uint64_t signs = 0;
   for (int64_t j = 0; j < n; ++j) {

@@ -40,8 +40,8 @@ inline void combine_entry(T* o, int64_t o_at, int32_t* n, int64_t n_at, T value,
 // (the common case: dim is the last dim) runs on plain offset/step locals, so the loop keeps all
 // of it in registers. Returns false if some index value was out of range.
 template <bool kCounted, bool kFresh, typename T, typename I, typename Op>
-bool scatter_task(const Span& sp, T* o, const I* ix, const T* s, int32_t* n, int64_t slots,
-                  T start, Op op) {
+bool scatter_task(const Span& sp, T* o, const I* ix, const T* s, int32_t* n, int64_t slots, T start,
+                  Op op) {
   if (sp.width == 1) {  // base pointers, not offsets: few enough values to stay in registers
     bool ok = true;
     const Line& l = sp.first;
@@ -73,9 +73,9 @@ bool scatter_task(const Span& sp, T* o, const I* ix, const T* s, int32_t* n, int
 // starting from self (include_self) or 0, and divided by the count as the general path does: the
 // same result bit for bit. Counts are exact: the caller keeps a line's entries below 2^24 for
 // float. A slot no entry reaches keeps its value. False if some index value was out of range.
-template <typename T, typename I>
-bool mean_line(const Line& l, int64_t length, T* o, const I* ix, const T* s, T* pairs,
-               int64_t slots, bool include_self) {
+template <typename T, typename I> bool mean_line(const Line& l, int64_t length, T* o, const I* ix,
+                                                 const T* s, T* pairs, int64_t slots,
+                                                 bool include_self) {
   T* const ob = o + l.off[OUT];
   const I* const ib = ix + l.off[INDEX];
   const T* const sb = s + l.off[SRC];
@@ -144,7 +144,7 @@ void scatter_walk(const Tensor& out, int64_t dim, const Tensor& index, const Ten
   const int extra = include_self ? 1 : 0;
   parallel_for(0, out.numel(), kElementwiseGrain, [&](int64_t first, int64_t last) {
     if constexpr (std::is_floating_point_v<T>) {  // branch-free (it vectorises): an empty slot
-      for (int64_t e = first; e < last; ++e)    // divides by 1, which changes nothing
+      for (int64_t e = first; e < last; ++e)      // divides by 1, which changes nothing
         o[e] = o[e] / static_cast<T>(std::max(n[e] + extra, 1));
     } else {
       for (int64_t e = first; e < last; ++e)
@@ -157,8 +157,7 @@ void scatter_walk(const Tensor& out, int64_t dim, const Tensor& index, const Ten
 
 template <typename T, typename Op>
 void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_t>& ix,
-                        const Rows<T>& src, Op op, Reduce reduce, bool include_self,
-                        bool fresh) {
+                        const Rows<T>& src, Op op, Reduce reduce, bool include_self, bool fresh) {
   const Dims3 d = dims3(out.shape(), dim);
   const int64_t n = static_cast<int64_t>(ix.size()), slots = d.mid, inner = d.inner;
   const EntriesBySlot grouped = group_by_slot(ix, slots);
@@ -216,9 +215,9 @@ void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_
 // One row of a gather: out[j] = x[index[j] * x_dim + j * x_step]. By value, so the loop keeps
 // everything in registers. An out-of-range value reads slot 0 instead (the caller raises and
 // drops the result; slots > 0), so the loop has no branch. False if one was out of range.
-template <typename T, typename I>
-bool gather_row(T* out, const T* x, int64_t x_dim, int64_t x_step, const I* ix, int64_t ix_step,
-                int64_t width, int64_t slots) {
+template <typename T, typename I> bool gather_row(T* out, const T* x, int64_t x_dim, int64_t x_step,
+                                                  const I* ix, int64_t ix_step, int64_t width,
+                                                  int64_t slots) {
   if (x_dim == 0 && x_step == 0 && ix_step == 1) {
     // x repeats one value along the row (an expanded gradient, e.g. of a sum): a fill, with the
     // index values only range-checked
@@ -261,9 +260,9 @@ bool gather_row(T* out, const T* x, int64_t x_dim, int64_t x_step, const I* ix, 
 
 // Rows of the index (every dim but the last) in parallel; along each row a tight loop over the
 // last dim. Row offsets skip self's stride at dim (self is read at the index value there).
-template <typename T, typename I>
-void gather_typed(const Tensor& result, const Tensor& self, int64_t dim, const Tensor& index,
-                  IndexGuard& guard) {
+template <typename T, typename I> void gather_typed(const Tensor& result, const Tensor& self,
+                                                    int64_t dim, const Tensor& index,
+                                                    IndexGuard& guard) {
   const Shape& shape = index.shape();
   const int64_t last = static_cast<int64_t>(shape.size()) - 1, width = shape[last];
   const int64_t rows = width == 0 ? 0 : shape.numel() / width;
@@ -330,8 +329,7 @@ void scatter_rows_into(const Tensor& out, int64_t dim, const Tensor& index, cons
     if constexpr (!std::is_same_v<T, bool>) {
       const T a = alpha.to<T>();
       if (reduce == Reduce::Sum && a != T(1)) {
-        scatter_rows_typed<T>(out, dim, ix, dense, ScaledSumOp<T>{a}, reduce, include_self,
-                              fresh);
+        scatter_rows_typed<T>(out, dim, ix, dense, ScaledSumOp<T>{a}, reduce, include_self, fresh);
         return;
       }
     }

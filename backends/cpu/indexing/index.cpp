@@ -60,8 +60,8 @@ Tensor index_select_backward(const Tensor& grad_output, IntArrayRef self_shape, 
                              const Tensor& index) {
   constexpr const char* op = "index_select_backward";
   const Shape shape(self_shape.begin(), self_shape.end());
-  const Tensor out = empty(shape.empty() ? Shape{1} : shape, grad_output.dtype(),
-                           grad_output.device());
+  const Tensor out =
+      empty(shape.empty() ? Shape{1} : shape, grad_output.dtype(), grad_output.device());
   const int64_t d = wrap_dim(op, dim, out.dim());
   check_index_range(op, index, d, out.size(d));
   const Tensor grad1 = as_1d(grad_output);

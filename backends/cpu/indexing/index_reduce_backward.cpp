@@ -31,10 +31,10 @@ using namespace indexing;
 // source_out and self's into self_out (each if defined). False, with nothing usable written, when
 // more than an eighth of the rows need redoing (data full of ties): the caller's general path is
 // faster then.
-template <typename T>
-bool index_reduce_single_winner(const Rows<T>& g, const T* r, const T* x, const T* s,
-                                const std::vector<int64_t>& ix, const Dims3& d,
-                                const Tensor& source_out, const Tensor& self_out) {
+template <typename T> bool index_reduce_single_winner(const Rows<T>& g, const T* r, const T* x,
+                                                      const T* s, const std::vector<int64_t>& ix,
+                                                      const Dims3& d, const Tensor& source_out,
+                                                      const Tensor& self_out) {
   const int64_t slots = d.mid, inner = d.inner, n = static_cast<int64_t>(ix.size());
   const int64_t rows = d.outer * slots;  // rows of slots
   T* so = source_out.defined() ? source_out.data<T>() : nullptr;
@@ -56,10 +56,11 @@ bool index_reduce_single_winner(const Rows<T>& g, const T* r, const T* x, const 
     for (int64_t entry = first; entry < last; ++entry) {
       const int64_t outer = entry / n, slot = ix[static_cast<size_t>(entry % n)];
       const int64_t row = outer * slots + slot;
-      winners[static_cast<size_t>(row)].fetch_add(
-          winners_of_row(s + entry * inner, r + row * inner, g.row(outer, slot), 1,
-                         so ? so + entry * inner : nullptr, inner),
-          std::memory_order_relaxed);
+      winners[static_cast<size_t>(row)].fetch_add(winners_of_row(s + entry * inner, r + row * inner,
+                                                                 g.row(outer, slot), 1,
+                                                                 so ? so + entry * inner : nullptr,
+                                                                 inner),
+                                                  std::memory_order_relaxed);
     }
   });
   std::vector<int64_t> redo;  // rows of slots with ties or a NaN result
@@ -107,8 +108,8 @@ bool index_reduce_single_winner(const Rows<T>& g, const T* r, const T* x, const 
 template <Reduce kR, typename T>
 std::pair<Tensor, Tensor> index_reduce_grad(const Tensor& grad, const Tensor& self, int64_t dim,
                                             const std::vector<int64_t>& ix, const Tensor& source,
-                                            bool include_self, const Tensor& result,
-                                            bool want_self, bool want_source) {
+                                            bool include_self, const Tensor& result, bool want_self,
+                                            bool want_source) {
   constexpr bool kTies = kR == Reduce::Amax || kR == Reduce::Amin;
   const Dims3 d = dims3(self.shape(), dim);
   const int64_t slots = d.mid, inner = d.inner, n = static_cast<int64_t>(ix.size());
@@ -179,8 +180,7 @@ std::pair<Tensor, Tensor> index_reduce_grad(const Tensor& grad, const Tensor& se
           for (int64_t j = 0; j < inner; ++j) sh[j] = static_cast<T>(gr[j] / n);
         } else {
           const int32_t* __restrict t = st.ties + row * inner;
-          for (int64_t j = 0; j < inner; ++j)
-            sh[j] = static_cast<T>(gr[j] / static_cast<T>(t[j]));
+          for (int64_t j = 0; j < inner; ++j) sh[j] = static_cast<T>(gr[j] / static_cast<T>(t[j]));
         }
       }
     });
@@ -200,16 +200,13 @@ std::pair<Tensor, Tensor> index_reduce_grad(const Tensor& grad, const Tensor& se
         } else if (kR == Reduce::Mean || (kTies && include_self)) {
           const T* __restrict sh = share + b;
           for (int64_t j = 0; j < inner; ++j)
-            dst[j] = kR == Reduce::Mean
-                         ? sh[j]
-                         : static_cast<T>(sh[j] * one_if<T>(xr[j] == rr[j]));
+            dst[j] = kR == Reduce::Mean ? sh[j] : static_cast<T>(sh[j] * one_if<T>(xr[j] == rr[j]));
         } else if (kTies) {  // no entries, self alone: ties = [self == result]
           for (int64_t j = 0; j < inner; ++j) {
             const T is = one_if<T>(xr[j] == rr[j]);
             dst[j] = static_cast<T>(static_cast<T>(gr[j] / is) * is);
           }
-        } else if (kR == Reduce::Prod && include_self &&
-                   !suspect[static_cast<size_t>(row)]) {
+        } else if (kR == Reduce::Prod && include_self && !suspect[static_cast<size_t>(row)]) {
           for (int64_t j = 0; j < inner; ++j)
             dst[j] = static_cast<T>(gr[j] * static_cast<T>(rr[j] / xr[j]));
         } else {
@@ -236,8 +233,7 @@ std::pair<Tensor, Tensor> index_reduce_grad(const Tensor& grad, const Tensor& se
         const T* __restrict sh = share + b;
         for (int64_t j = 0; j < inner; ++j)
           dst[j] = static_cast<T>(sh[j] * one_if<T>(v[j] == rr[j]));
-      } else if (kR == Reduce::Prod &&
-                 !suspect[static_cast<size_t>(outer * slots + slot)]) {
+      } else if (kR == Reduce::Prod && !suspect[static_cast<size_t>(outer * slots + slot)]) {
         // no zero in this row of slots: every contributor is nonzero
         for (int64_t j = 0; j < inner; ++j)
           dst[j] = static_cast<T>(gr[j] * static_cast<T>(rr[j] / v[j]));
@@ -267,9 +263,8 @@ std::tuple<Tensor, Tensor> index_reduce_backward(const Tensor& grad_output, cons
   const auto g = visit_floating(op, self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     return visit_grad_reduce(parse_reduce(reduce), [&](auto kind) {
-      return index_reduce_grad<decltype(kind)::value, T>(grad1, self1, d, ix, source1,
-                                                         include_self, result1, want_self,
-                                                         want_source);
+      return index_reduce_grad<decltype(kind)::value, T>(grad1, self1, d, ix, source1, include_self,
+                                                         result1, want_self, want_source);
     });
   });
   return like_inputs(g, self, source);

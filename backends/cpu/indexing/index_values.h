@@ -8,8 +8,7 @@
 namespace tg::cpu::indexing {
 
 // Calls fn(TypeTag<I>{}) with I the index's C++ type (int32 or int64, as the specs allow).
-template <typename Fn>
-decltype(auto) visit_index(const Tensor& index, Fn&& fn) {
+template <typename Fn> decltype(auto) visit_index(const Tensor& index, Fn&& fn) {
   if (index.dtype() == kInt32) return fn(TypeTag<int32_t>{});
   return fn(TypeTag<int64_t>{});
 }

@@ -26,8 +26,7 @@ Tensor expand_index(const Tensor& index, const Shape& shape, int64_t dim);
 
 // dst[j] = src[j * stride] for j in [0, n): a memcpy, a fill, or a strided loop. Plain stores,
 // not non-temporal ones: they keep a large result in the cache the threads share.
-template <typename T>
-void copy_run(T* dst, const T* src, int64_t n, int64_t stride) {
+template <typename T> void copy_run(T* dst, const T* src, int64_t n, int64_t stride) {
   if (stride == 1) {
     std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
   } else if (stride == 0) {

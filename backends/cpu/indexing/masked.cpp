@@ -184,7 +184,8 @@ Tensor dense_as(const Tensor& self, const Shape& shape) {
 template <typename T>
 Tensor masked_fill_with(const char* op, const Tensor& self, const Tensor& mask, T value) {
   Tensor out = empty(broadcast_pair(op, self, mask), self.dtype(), self.device());
-  map_into<T, bool, T>(out, [value](bool m, T x) { return m ? value : x; }, mask, self);
+  map_into<T, bool, T>(
+      out, [value](bool m, T x) { return m ? value : x; }, mask, self);
   return out;
 }
 

@@ -18,8 +18,7 @@ namespace tg::cpu::indexing {
 // at data + o * outer_stride + m * mid_stride. A contiguous tensor is read in place; a tensor with
 // every stride 0 (an expanded scalar, e.g. the gradient of a sum) as one row repeated; anything
 // else is made contiguous first.
-template <typename T>
-struct Rows {
+template <typename T> struct Rows {
   const T* data = nullptr;
   int64_t outer_stride = 0, mid_stride = 0;
   Tensor keep;  // keeps a copy or the repeated row alive
@@ -40,8 +39,7 @@ inline Dims3 dims3(const Shape& shape, int64_t dim) {
   return d;
 }
 
-template <typename T>
-Rows<T> rows_of(const Tensor& t, int64_t dim) {
+template <typename T> Rows<T> rows_of(const Tensor& t, int64_t dim) {
   const Dims3 d = dims3(t.shape(), dim);
   Rows<T> rows;
   if (holds_one_value(t)) {
@@ -82,8 +80,7 @@ void for_each_column_block(int64_t outer, int64_t inner, int64_t work, Fn&& task
 // Starts fetching the first lines (up to 512 bytes) of row[0, n): loops over rows picked at random
 // call it a few rows ahead, so the row is on its way when they reach it. kWrite: 1 for a row the
 // loop will write.
-template <int kWrite, typename T>
-inline void prefetch_row(const T* row, int64_t n) {
+template <int kWrite, typename T> inline void prefetch_row(const T* row, int64_t n) {
   constexpr int64_t kLine = 64 / static_cast<int64_t>(sizeof(T));
   for (int64_t j = 0; j < std::min<int64_t>(n, 8 * kLine); j += kLine)
     __builtin_prefetch(row + j, kWrite);

@@ -49,8 +49,8 @@ Tensor gather_backward(const Tensor& grad_output, IntArrayRef self_shape, int64_
                        const Tensor& index) {
   constexpr const char* op = "gather_backward";
   const Shape shape(self_shape.begin(), self_shape.end());
-  const Tensor out = zeros(shape.empty() ? Shape{1} : shape, grad_output.dtype(),
-                           grad_output.device());
+  const Tensor out =
+      zeros(shape.empty() ? Shape{1} : shape, grad_output.dtype(), grad_output.device());
   const Tensor index1 = as_1d(index), grad1 = as_1d(grad_output);
   const int64_t d = wrap_dim(op, dim, out.dim());
   if (index1.numel() > 0) scatter_into(op, out, d, index1, grad1, Reduce::Sum, true);

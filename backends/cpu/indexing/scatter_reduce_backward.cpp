@@ -24,16 +24,14 @@ using namespace indexing;
 
 // A tensor read element by element in row-major order: data[e * step], with step 1 (contiguous)
 // or 0 (every stride 0: an expanded scalar such as the gradient of a sum).
-template <typename T>
-struct Flat {
+template <typename T> struct Flat {
   const T* data = nullptr;
   int64_t step = 1;
   Tensor keep;
   T operator[](int64_t e) const { return data[e * step]; }
 };
 
-template <typename T>
-Flat<T> flat_of(const Tensor& t) {
+template <typename T> Flat<T> flat_of(const Tensor& t) {
   Flat<T> f;
   const bool one = holds_one_value(t);
   f.keep = one ? t : dense(t);
@@ -143,8 +141,7 @@ bool src_grad_task(const Span& sp, const I* ix, const T* s, const T* g, const T*
 // One line of entries (sp.width == 1: dim is the last dim, or nothing follows it) as plain base
 // pointers and steps. The line kernels take it by value: read through a reference, every field
 // is reloaded after each store (a store through one of the pointers might change it).
-template <typename T, typename I>
-struct LineView {
+template <typename T, typename I> struct LineView {
   const I* ix;
   const T *s, *g, *r, *x;
   int32_t *ties, *count;
@@ -166,10 +163,9 @@ struct LineView {
 // The steps of a line as locals; with kUnit (every step but grad's is 1: contiguous tensors, dim
 // last) they are the constant 1, so the loops index plainly and keep everything in registers
 // (grad's step is often 0, the expanded gradient of a sum, so it stays a variable).
-#define TG_LINE_STEPS(v, kUnit)                                                 \
-  const int64_t is = (kUnit) ? 1 : (v).is, ss = (kUnit) ? 1 : (v).ss,           \
-                rs = (kUnit) ? 1 : (v).rs, ts = (kUnit) ? 1 : (v).ts,           \
-                os = (kUnit) ? 1 : (v).os;                                      \
+#define TG_LINE_STEPS(v, kUnit)                                                                  \
+  const int64_t is = (kUnit) ? 1 : (v).is, ss = (kUnit) ? 1 : (v).ss, rs = (kUnit) ? 1 : (v).rs, \
+                ts = (kUnit) ? 1 : (v).ts, os = (kUnit) ? 1 : (v).os;                            \
   (void)ss, (void)rs
 
 // amax/amin along one line in ONE walk: ties counted and src's gradient written as if every
@@ -311,8 +307,8 @@ bool mean_src_grad_line(const LineView<T, I> v, int64_t length, int64_t slots, i
     for (int64_t k = 0; k < length; ++k) {
       const int64_t slot = v.ix[k * is];
       v.out[k * os] = IndexGuard::in_range(slot, slots)
-                            ? static_cast<T>(v.g[slot * v.gs] / divisor(slot))
-                            : T(0);
+                          ? static_cast<T>(v.g[slot * v.gs] / divisor(slot))
+                          : T(0);
     }
     return ok;
   }
@@ -326,8 +322,7 @@ bool mean_src_grad_line(const LineView<T, I> v, int64_t length, int64_t slots, i
 }
 
 // Calls fn(std::bool_constant<a>, std::bool_constant<b>).
-template <typename Fn>
-decltype(auto) visit_flags(bool a, bool b, Fn&& fn) {
+template <typename Fn> decltype(auto) visit_flags(bool a, bool b, Fn&& fn) {
   if (a && b) return fn(std::true_type{}, std::true_type{});
   if (a) return fn(std::true_type{}, std::false_type{});
   if (b) return fn(std::false_type{}, std::true_type{});
@@ -424,8 +419,7 @@ std::pair<Tensor, Tensor> scatter_reduce_grad(const Tensor& grad, const Tensor& 
           }
           ok = unit ? ties_and_src_grad_line<kR, kCount, true>(v, sp.length, slots)
                     : ties_and_src_grad_line<kR, kCount, false>(v, sp.length, slots);
-        }
-        else if constexpr (kR == Reduce::Mean)
+        } else if constexpr (kR == Reduce::Mean)
           ok = unit ? mean_src_grad_line<true>(v, sp.length, slots, include_self ? 1 : 0)
                     : mean_src_grad_line<false>(v, sp.length, slots, include_self ? 1 : 0);
         if (!ok) guard.flag();
@@ -477,8 +471,9 @@ std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad_output, co
     return visit_index(index1, [&](auto itag) {
       using I = typename decltype(itag)::type;
       return visit_grad_reduce(r, [&](auto kind) {
-        return scatter_reduce_grad<decltype(kind)::value, T, I>(
-            grad1, self1, d, index1, src1, include_self, result1, want_self, want_src, guard);
+        return scatter_reduce_grad<decltype(kind)::value, T, I>(grad1, self1, d, index1, src1,
+                                                                include_self, result1, want_self,
+                                                                want_src, guard);
       });
     });
   });

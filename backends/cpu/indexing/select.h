@@ -9,8 +9,7 @@
 namespace tg::cpu::indexing {
 
 // c ? a : b, for floating T with a mask instead of a jump.
-template <typename T>
-inline T pick(bool c, T a, T b) {
+template <typename T> inline T pick(bool c, T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
     const U mask = U(0) - U(c);
@@ -22,9 +21,6 @@ inline T pick(bool c, T a, T b) {
 }
 
 // 1 if c else 0 (floating T), e.g. to multiply a gradient by [x == result].
-template <typename T>
-inline T one_if(bool c) {
-  return pick(c, T(1), T(0));
-}
+template <typename T> inline T one_if(bool c) { return pick(c, T(1), T(0)); }
 
 }  // namespace tg::cpu::indexing

@@ -15,8 +15,7 @@ namespace tg::cpu::indexing {
 
 // 16-byte vectors of T (GCC's vector extension: 4 floats or 2 doubles), the mask type their
 // comparisons give (all bits set where true), and T(1)'s bits in each lane.
-template <typename T>
-struct Lanes {
+template <typename T> struct Lanes {
   using U = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
   typedef T Vec __attribute__((vector_size(16)));
   typedef U Mask __attribute__((vector_size(16)));
@@ -36,9 +35,9 @@ struct Lanes {
 // Winners of a run, w[j] = [v[j] == r[j]], counted; with dst, dst[j] = g[j * g_step] * w[j]
 // (grad / ties with ties 1), g_step 1, or 0 for one grad for the whole run. Vectorised (Lanes),
 // the same arithmetic as the per-element formulas.
-template <typename T>
-int64_t winners_of_row(const T* __restrict v, const T* __restrict r, const T* __restrict g,
-                       int64_t g_step, T* __restrict dst, int64_t n) {
+template <typename T> int64_t winners_of_row(const T* __restrict v, const T* __restrict r,
+                                             const T* __restrict g, int64_t g_step,
+                                             T* __restrict dst, int64_t n) {
   using L = Lanes<T>;
   typename L::Mask wins{};
   const typename L::Vec g0 = dst ? L::broadcast(g[0]) : typename L::Vec{};

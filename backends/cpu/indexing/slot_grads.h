@@ -27,15 +27,11 @@
 namespace tg::cpu::indexing {
 
 // A slot whose prod result may hide a zero contributor (0 * finite = 0; 0 * inf = NaN).
-template <typename T>
-bool may_hold_zero(T result) {
-  return result == T(0) || result != result;
-}
+template <typename T> bool may_hold_zero(T result) { return result == T(0) || result != result; }
 
 // The prod gradient factor of a zero contributor x of a slot with `zeros` zeros, nonzero product p
 // and zero sum s (prod_contributor in autograd/formulas/scatter.cpp).
-template <typename T>
-T prod_at_zero(int32_t zeros, T p, T s, T x) {
+template <typename T> T prod_at_zero(int32_t zeros, T p, T s, T x) {
   return zeros == 1 ? p : (zeros == 2 ? static_cast<T>((s - x) * p) : T(0));
 }
 
@@ -43,15 +39,13 @@ T prod_at_zero(int32_t zeros, T p, T s, T x) {
 // the ties (amax/amin) or the zero count, nonzero product and zero sum (prod). Every slot starts
 // from self's share (start(), before any entry), then each entry adds its own (add()). SlotStats
 // owns the buffers; loops get a Stats<T> (raw pointers, by value, so they stay in registers).
-template <typename T>
-struct Stats {
+template <typename T> struct Stats {
   // counts are int32 (exact, and an int `+= (a == b)` compiles without a branch)
   int32_t *count = nullptr, *ties = nullptr, *zeros = nullptr;
   T *prod = nullptr, *zsum = nullptr;
 
   // Slot b before any entry: self's share (self value x, result r).
-  template <Reduce kR>
-  void start(int64_t b, T x, T r, bool include_self) const {
+  template <Reduce kR> void start(int64_t b, T x, T r, bool include_self) const {
     if constexpr (kR == Reduce::Amax || kR == Reduce::Amin) {
       ties[b] = include_self && x == r;
     } else if constexpr (kR == Reduce::Prod) {
@@ -62,8 +56,7 @@ struct Stats {
     }
   }
   // One more entry, value v, arrives at slot b (result r).
-  template <Reduce kR>
-  void add(int64_t b, T v, T r) const {
+  template <Reduce kR> void add(int64_t b, T v, T r) const {
     if constexpr (kR == Reduce::Amax || kR == Reduce::Amin) {
       ties[b] += v == r;
     } else if constexpr (kR == Reduce::Prod) {
@@ -78,8 +71,7 @@ struct Stats {
 
 // The buffers are tensors: the CPU allocator keeps large freed blocks for reuse, where fresh
 // std::vector memory would page-fault on every call.
-template <typename T>
-struct SlotStats {
+template <typename T> struct SlotStats {
   // count: set (zeroed) by the walk form when it counts per slot; the rest are set by start()
   Tensor count, ties, zeros, prod, zsum;
   SlotStats(int64_t numel, Reduce reduce) {
@@ -122,8 +114,7 @@ T self_grad_at(const Stats<T>& st, int64_t b, T g, T r, T x, int64_t c, bool inc
 
 // src's gradient for one entry of value v that went to slot b (grad g, result r there); n the
 // slot's divisor for mean.
-template <Reduce kR, typename T>
-T src_grad_at(const Stats<T>& st, int64_t b, T g, T r, T v, T n) {
+template <Reduce kR, typename T> T src_grad_at(const Stats<T>& st, int64_t b, T g, T r, T v, T n) {
   if constexpr (kR == Reduce::Mean) {
     return static_cast<T>(g / n);
   } else if constexpr (kR == Reduce::Amax || kR == Reduce::Amin) {
@@ -138,19 +129,13 @@ T src_grad_at(const Stats<T>& st, int64_t b, T g, T r, T v, T n) {
 
 // Calls fn(std::integral_constant<Reduce, kR>) for a gradient's reduce (sum | prod | mean | amax
 // | amin).
-template <typename Fn>
-decltype(auto) visit_grad_reduce(Reduce reduce, Fn&& fn) {
+template <typename Fn> decltype(auto) visit_grad_reduce(Reduce reduce, Fn&& fn) {
   switch (reduce) {
-    case Reduce::Prod:
-      return fn(std::integral_constant<Reduce, Reduce::Prod>{});
-    case Reduce::Mean:
-      return fn(std::integral_constant<Reduce, Reduce::Mean>{});
-    case Reduce::Amax:
-      return fn(std::integral_constant<Reduce, Reduce::Amax>{});
-    case Reduce::Amin:
-      return fn(std::integral_constant<Reduce, Reduce::Amin>{});
-    default:
-      return fn(std::integral_constant<Reduce, Reduce::Sum>{});
+    case Reduce::Prod: return fn(std::integral_constant<Reduce, Reduce::Prod>{});
+    case Reduce::Mean: return fn(std::integral_constant<Reduce, Reduce::Mean>{});
+    case Reduce::Amax: return fn(std::integral_constant<Reduce, Reduce::Amax>{});
+    case Reduce::Amin: return fn(std::integral_constant<Reduce, Reduce::Amin>{});
+    default: return fn(std::integral_constant<Reduce, Reduce::Sum>{});
   }
 }
 

@@ -82,8 +82,7 @@ struct Span {
 // Runs task(span) over every (outer position, block of inner positions), in parallel when large.
 // A block is a whole row of inner positions (the index and src are then read in order), split
 // evenly between the threads when there are fewer outer positions than threads.
-template <typename Fn>
-void for_each_task(const Walk& w, Fn&& task) {
+template <typename Fn> void for_each_task(const Walk& w, Fn&& task) {
   if (w.shape().numel() == 0) return;
   const int64_t threads = get_num_threads();
   int64_t block = w.inner();
@@ -118,8 +117,7 @@ void for_each_task(const Walk& w, Fn&& task) {
 
 // Calls fn(line, k) for every entry of a span, in index order along dim within each line (lines
 // never share a slot).
-template <typename Fn>
-inline void for_entries(const Span& s, Fn&& fn) {
+template <typename Fn> inline void for_entries(const Span& s, Fn&& fn) {
   const Line first = s.first;  // a local copy: its fields stay in registers
   if (s.width == 1) {
     for (int64_t k = 0; k < s.length; ++k) fn(static_cast<const Line&>(first), k);
