@@ -60,7 +60,7 @@ class MultiheadAttention : public Module {
 struct TransformerBlockOptions {
   int64_t dim_feedforward = 0;  // 0: 4 * embed_dim
   double dropout = 0.0;
-  std::string activation = "gelu";  // gelu | relu
+  std::string activation = "relu";  // relu (PyTorch's default) | gelu
   bool causal = false;              // each position attends to itself and earlier ones only
   double layer_norm_eps = 1e-5;
   DType dtype = kFloat32;
