@@ -205,9 +205,11 @@ void write_loss_svg(const std::string& path, const std::vector<double>& steps,
                     const std::vector<double>& train, const std::vector<double>& val,
                     double bigram) {
   const double w = 560, h = 300, left = 60, top = 40;
-  const double hi = std::ceil(std::max({train.front(), val.front(), bigram}) * 2) / 2;
+  // The y range in quarter nats around every value shown.
+  const double hi = std::ceil(std::max({*std::max_element(train.begin(), train.end()),
+                                        *std::max_element(val.begin(), val.end()), bigram}) * 4) / 4;
   const double lo = std::floor(std::min(*std::min_element(train.begin(), train.end()),
-                                        *std::min_element(val.begin(), val.end())) * 2) / 2;
+                                        *std::min_element(val.begin(), val.end())) * 4) / 4;
   auto px = [&](double s) { return left + w * s / steps.back(); };
   auto py = [&](double v) { return top + h * (hi - v) / (hi - lo); };
   std::ofstream f(path);
@@ -231,11 +233,14 @@ void write_loss_svg(const std::string& path, const std::vector<double>& steps,
     for (size_t i = 0; i < steps.size(); ++i) f << px(steps[i]) << "," << py((*series)[i]) << " ";
     f << "'/>\n";
   }
-  f << "<text x='" << left + w - 4 << "' y='" << top + 20 << "' text-anchor='end' fill='#d62728'>"
-    << "train (transformer)</text>\n<text x='" << left + w - 4 << "' y='" << top + 36
-    << "' text-anchor='end' fill='#1f77b4'>validation (transformer)</text>\n<text x='"
-    << left + w - 4 << "' y='" << top + 52 << "' text-anchor='end' fill='#888'>validation "
-    << "(bigram)</text>\n</svg>\n";
+  // The legend, bottom left (the curves start high and fall to the right).
+  const std::vector<std::pair<const char*, const char*>> legend = {
+      {"train (transformer)", "#d62728"}, {"validation (transformer)", "#1f77b4"},
+      {"validation (bigram)", "#888"}};
+  for (size_t i = 0; i < legend.size(); ++i)
+    f << "<text x='" << left + 10 << "' y='" << top + h - 46 + 16 * static_cast<double>(i)
+      << "' fill='" << legend[i].second << "'>" << legend[i].first << "</text>\n";
+  f << "</svg>\n";
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tapegrad builds with, when they are missing. Idempotent.
 set -euo pipefail
-packages=(cmake ninja-build g++ nlohmann-json3-dev doctest-dev libbenchmark-dev libopenblas-dev)
+# wamerican: /usr/share/dict/words, the word list examples/makemore trains on.
+packages=(cmake ninja-build g++ nlohmann-json3-dev doctest-dev libbenchmark-dev libopenblas-dev
+          wamerican)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
