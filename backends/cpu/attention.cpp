@@ -10,18 +10,15 @@
 #include <tapegrad/core/operators.h>
 #include <tapegrad/generated/functions.h>
 #include <tapegrad/generated/kernels.h>
-#include <tapegrad/ops/checks/attention.h>
 
 namespace tg::cpu {
 
 Tensor bmm(const Tensor& self, const Tensor& mat2) {
-  checks::bmm(self, mat2);
   return cpu::matmul(self, mat2);
 }
 
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
                const Scalar& alpha) {
-  checks::baddbmm(self, batch1, batch2, beta, alpha);
   Tensor result = cpu::matmul(batch1, batch2);
   if (!alpha.equals(1.0)) result = result * alpha;
   // beta = 0 ignores self altogether (as BLAS and PyTorch do), so its nan and inf do not leak in.
@@ -77,7 +74,6 @@ std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& query, con
                                                         const Tensor& attn_mask, double dropout_p,
                                                         bool is_causal,
                                                         const std::optional<Scalar>& scale) {
-  checks::scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale);
   const int64_t E = query.size(-1), L = query.size(-2), S = key.size(-2);
   // scores = query @ key^T, fresh and contiguous, with the batch dims of all three broadcast
   // (value's too: scores must have the shape of the weights applied to it).

@@ -9,7 +9,6 @@
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/functions.h>
 #include <tapegrad/generated/kernels.h>
-#include <tapegrad/ops/checks/sequence.h>
 
 namespace tg::cpu {
 
@@ -38,7 +37,6 @@ Tensor zero_columns(const Tensor& self, Range range) {
 
 // Row i keeps columns j <= i + diagonal.
 Tensor tril(const Tensor& self, int64_t diagonal) {
-  checks::tril(self, diagonal);
   return zero_columns(self, [diagonal](int64_t i, int64_t m) {
     return std::pair{std::clamp<int64_t>(i + diagonal + 1, 0, m), m};
   });
@@ -46,14 +44,12 @@ Tensor tril(const Tensor& self, int64_t diagonal) {
 
 // Row i keeps columns j >= i + diagonal.
 Tensor triu(const Tensor& self, int64_t diagonal) {
-  checks::triu(self, diagonal);
   return zero_columns(self, [diagonal](int64_t i, int64_t m) {
     return std::pair{int64_t{0}, std::clamp<int64_t>(i + diagonal, 0, m)};
   });
 }
 
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
-  checks::cumsum(self, dim, dtype);
   const DType out_dtype = dtype ? *dtype : is_floating(self.dtype()) ? self.dtype() : kInt64;
   const RowLayout l = row_layout(self.shape(), wrap_dim("cumsum", dim, self.dim()));
   const Tensor x = self.to(out_dtype).contiguous();
@@ -94,7 +90,6 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
 }
 
 Tensor one_hot(const Tensor& self, int64_t num_classes) {
-  checks::one_hot(self, num_classes);
   const Tensor x = self.contiguous();
   const int64_t* idx = x.data<int64_t>();
   const int64_t n = x.numel();

@@ -11,7 +11,6 @@
 #include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
-#include <tapegrad/ops/checks/sequence.h>
 
 namespace tg::cpu {
 
@@ -73,8 +72,8 @@ std::tuple<Tensor, Tensor> ordered_rows(const char* op, const Tensor& self, int6
 
 }  // namespace
 
-std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, bool stable) {
-  checks::sort(self, dim, descending, stable);
+// Always stable: `stable` is there for PyTorch's signature.
+std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, bool /*stable*/) {
   const int64_t n = self.dim() == 0 ? 1 : self.size(wrap_dim("sort", dim, self.dim()));
   return ordered_rows("sort", self, dim, n, descending);
 }
@@ -82,8 +81,7 @@ std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending
 // sorted = false is accepted and still returns the k elements in order (one rule to test). A 0-d
 // self gives itself for k = 0 as well as k = 1, as in PyTorch.
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest,
-                                bool sorted) {
-  checks::topk(self, k, dim, largest, sorted);
+                                bool /*sorted*/) {
   return ordered_rows("topk", self, dim, self.dim() == 0 ? 1 : k, largest);
 }
 

@@ -1,7 +1,8 @@
-// Argument checks of the attention family; see attention.h.
-#include <tapegrad/ops/checks/attention.h>
+// Checks of bmm, baddbmm and scaled_dot_product_attention (kernels: backends/cpu/attention.cpp).
+#include <optional>
 
-#include <tapegrad/core/error.h>
+#include <tapegrad/core/scalar.h>
+#include <tapegrad/ops/checks/common.h>
 
 namespace tg::checks {
 

@@ -1,8 +1,9 @@
-// Argument checks of the sequence family; see sequence.h.
-#include <tapegrad/ops/checks/sequence.h>
+// Checks of tril, triu, cumsum, sort, topk and one_hot (kernels: backends/cpu/sequence.cpp,
+// sort.cpp). one_hot's class values are data: the kernel checks them.
+#include <optional>
 
-#include <tapegrad/core/error.h>
-#include <tapegrad/core/shape.h>
+#include <tapegrad/core/dtype.h>
+#include <tapegrad/ops/checks/common.h>
 
 namespace tg::checks {
 
