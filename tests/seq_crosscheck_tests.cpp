@@ -150,6 +150,7 @@ std::shared_ptr<tg::nn::Module> build(const json& c) {
     m = std::make_shared<tg::nn::TransformerBlock>(
         o.at("embed_dim"), o.at("num_heads"),
         tg::nn::TransformerBlockOptions{.dim_feedforward = o.at("dim_feedforward"),
+                                        .activation = o.at("activation"),
                                         .causal = o.at("causal"), .dtype = tg::kFloat64});
   }
   tg::StateDict state;

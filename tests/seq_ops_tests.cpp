@@ -120,7 +120,7 @@ TEST_CASE("baddbmm with beta = 0 ignores self, nan included") {
   CHECK(std::isnan(baddbmm(self, b1, b2, 1, 2).to_vector<double>()[0]));
 }
 
-TEST_CASE("cumsum: int32 sums to int64; float32 sums are accumulated in double") {
+TEST_CASE("cumsum: int32 sums to int64 and float32 sums are accumulated in double") {
   const Tensor a = tensor(std::vector<int32_t>{2147483647, 1});
   CHECK(cumsum(a, 0).dtype() == kInt64);
   CHECK(cumsum(a, 0).to_vector<int64_t>() == std::vector<int64_t>{2147483647, 2147483648});

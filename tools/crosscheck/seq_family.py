@@ -214,7 +214,7 @@ def module_cases():
     causal = torch.ones(5, 5, dtype=torch.bool).triu(1)
     cases.append(module_case(
         "TransformerBlock", {"embed_dim": 8, "num_heads": 2, "dim_feedforward": 16,
-                             "causal": True}, block, {"x": rnd(2, 5, 8)},
+                             "activation": "gelu", "causal": True}, block, {"x": rnd(2, 5, 8)},
         lambda m, x: (m(x, src_mask=causal),)))
     return cases
 
