@@ -25,9 +25,9 @@
 
 namespace {
 
-constexpr int64_t kVocab = 27;     // '.' (start and end of a word) and a..z
-constexpr int64_t kContext = 16;   // '.' plus up to 15 letters
-constexpr double kMargin = 0.15;   // nats per character the transformer must gain over bigrams
+constexpr int64_t kVocab = 27;    // '.' (start and end of a word) and a..z
+constexpr int64_t kContext = 16;  // '.' plus up to 15 letters
+constexpr double kMargin = 0.15;  // nats per character the transformer must gain over bigrams
 constexpr const char* kWords = "/usr/share/dict/words";
 
 struct Config {
@@ -72,9 +72,8 @@ std::vector<std::string> read_words() {
   }
   std::set<std::string> words;
   for (std::string w; std::getline(in, w);) {
-    const bool letters = !w.empty() && std::all_of(w.begin(), w.end(), [](char ch) {
-      return ch >= 'a' && ch <= 'z';
-    });
+    const bool letters = !w.empty() && std::all_of(w.begin(), w.end(),
+                                                   [](char ch) { return ch >= 'a' && ch <= 'z'; });
     if (letters && static_cast<int64_t>(w.size()) < kContext) words.insert(w);
   }
   return {words.begin(), words.end()};
@@ -112,7 +111,8 @@ double bigram_val_loss(const std::vector<std::string>& words, const std::vector<
     }
     fn(prev, 0);
   };
-  for (int64_t r : train) each_pair(words[r], [&](int64_t a, int64_t b) { counts[a * kVocab + b] += 1; });
+  for (int64_t r : train)
+    each_pair(words[r], [&](int64_t a, int64_t b) { counts[a * kVocab + b] += 1; });
   std::vector<double> row_sum(kVocab, 0.0);
   for (int64_t a = 0; a < kVocab; ++a)
     for (int64_t b = 0; b < kVocab; ++b) row_sum[a] += counts[a * kVocab + b];
@@ -134,13 +134,14 @@ struct CharTransformer : tg::nn::Module {
   std::shared_ptr<tg::nn::Linear> head;
 
   CharTransformer(int64_t dim, int64_t heads, int64_t layers) : Module("CharTransformer") {
-    token_embedding = register_module("token_embedding", std::make_shared<tg::nn::Embedding>(kVocab, dim));
+    token_embedding =
+        register_module("token_embedding", std::make_shared<tg::nn::Embedding>(kVocab, dim));
     position_embedding =
         register_module("position_embedding", std::make_shared<tg::nn::Embedding>(kContext, dim));
     blocks = register_module("blocks", std::make_shared<tg::nn::ModuleList>());
     for (int64_t i = 0; i < layers; ++i)
-      blocks->push_back(std::make_shared<tg::nn::TransformerBlock>(dim, heads,
-                                                                   tg::nn::TransformerBlockOptions{.causal = true}));
+      blocks->push_back(std::make_shared<tg::nn::TransformerBlock>(
+          dim, heads, tg::nn::TransformerBlockOptions{.causal = true}));
     norm = register_module("norm", std::make_shared<tg::nn::LayerNorm>(std::vector<int64_t>{dim}));
     head = register_module("head", std::make_shared<tg::nn::Linear>(dim, kVocab));
   }
@@ -148,8 +149,7 @@ struct CharTransformer : tg::nn::Module {
   // tokens [B, T] -> logits [B, T, kVocab]
   tg::Tensor forward(const tg::Tensor& tokens) override {
     const int64_t T = tokens.size(1);
-    tg::Tensor x = (*token_embedding)(tokens) +
-                   (*position_embedding)(tg::arange(T, tg::kInt64));
+    tg::Tensor x = (*token_embedding)(tokens) + (*position_embedding)(tg::arange(T, tg::kInt64));
     for (const auto& block : *blocks) x = (*block)(x);
     return (*head)((*norm)(x));
   }
@@ -207,9 +207,13 @@ void write_loss_svg(const std::string& path, const std::vector<double>& steps,
   const double w = 560, h = 300, left = 60, top = 40;
   // The y range in quarter nats around every value shown.
   const double hi = std::ceil(std::max({*std::max_element(train.begin(), train.end()),
-                                        *std::max_element(val.begin(), val.end()), bigram}) * 4) / 4;
+                                        *std::max_element(val.begin(), val.end()), bigram}) *
+                              4) /
+                    4;
   const double lo = std::floor(std::min(*std::min_element(train.begin(), train.end()),
-                                        *std::min_element(val.begin(), val.end())) * 4) / 4;
+                                        *std::min_element(val.begin(), val.end())) *
+                               4) /
+                    4;
   auto px = [&](double s) { return left + w * s / steps.back(); };
   auto py = [&](double v) { return top + h * (hi - v) / (hi - lo); };
   std::ofstream f(path);
@@ -219,14 +223,15 @@ void write_loss_svg(const std::string& path, const std::vector<double>& steps,
     << "character (nats)</text>\n";
   for (double v = lo; v <= hi + 1e-9; v += 0.25)
     f << "<line x1='" << left << "' x2='" << left + w << "' y1='" << py(v) << "' y2='" << py(v)
-      << "' stroke='#ddd'/><text x='" << left - 6 << "' y='" << py(v) + 4
-      << "' text-anchor='end'>" << v << "</text>\n";
+      << "' stroke='#ddd'/><text x='" << left - 6 << "' y='" << py(v) + 4 << "' text-anchor='end'>"
+      << v << "</text>\n";
   f << "<rect x='" << left << "' y='" << top << "' width='" << w << "' height='" << h
     << "' fill='none' stroke='#444'/>\n<text x='" << left + w / 2 << "' y='" << top + h + 32
     << "' text-anchor='middle'>training step (0.." << steps.back() << ")</text>\n";
   f << "<line x1='" << left << "' x2='" << left + w << "' y1='" << py(bigram) << "' y2='"
     << py(bigram) << "' stroke='#888' stroke-dasharray='6 4'/>\n";
-  const std::vector<std::pair<const std::vector<double>*, const char*>> lines = {{&train, "#d62728"},
+  const std::vector<std::pair<const std::vector<double>*, const char*>> lines = {{&train,
+                                                                                  "#d62728"},
                                                                                  {&val, "#1f77b4"}};
   for (const auto& [series, colour] : lines) {
     f << "<polyline fill='none' stroke-width='2' stroke='" << colour << "' points='";
@@ -234,9 +239,11 @@ void write_loss_svg(const std::string& path, const std::vector<double>& steps,
     f << "'/>\n";
   }
   // The legend, bottom left (the curves start high and fall to the right).
-  const std::vector<std::pair<const char*, const char*>> legend = {
-      {"train (transformer)", "#d62728"}, {"validation (transformer)", "#1f77b4"},
-      {"validation (bigram)", "#888"}};
+  const std::vector<std::pair<const char*, const char*>> legend = {{"train (transformer)",
+                                                                    "#d62728"},
+                                                                   {"validation (transformer)",
+                                                                    "#1f77b4"},
+                                                                   {"validation (bigram)", "#888"}};
   for (size_t i = 0; i < legend.size(); ++i)
     f << "<text x='" << left + 10 << "' y='" << top + h - 46 + 16 * static_cast<double>(i)
       << "' fill='" << legend[i].second << "'>" << legend[i].first << "</text>\n";
@@ -253,7 +260,8 @@ int main(int argc, char** argv) {
 
   // Data: a fixed seeded 90/10 split of the words.
   const std::vector<std::string> words = read_words();
-  const auto split = tg::data::train_test_split(static_cast<int64_t>(words.size()), 0.1, /*seed=*/0);
+  const auto split =
+      tg::data::train_test_split(static_cast<int64_t>(words.size()), 0.1, /*seed=*/0);
   const std::vector<int64_t> train_rows = split.train.to_vector<int64_t>();
   const std::vector<int64_t> val_rows = split.test.to_vector<int64_t>();
   const auto [x_train, y_train] = encode(words, train_rows);
@@ -280,8 +288,8 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     const tg::Tensor rows = tg::randint(0, n_train, {cfg.batch_size});
     const tg::Tensor logits = model(x_train.index_select(0, rows));
-    const tg::Tensor loss =
-        tg::cross_entropy(logits.reshape({-1, kVocab}), y_train.index_select(0, rows).reshape({-1}));
+    const tg::Tensor loss = tg::cross_entropy(logits.reshape({-1, kVocab}),
+                                              y_train.index_select(0, rows).reshape({-1}));
     optimizer.zero_grad();
     loss.backward();
     tg::nn::utils::clip_grad_norm_(model.parameters(), 1.0);
@@ -289,7 +297,8 @@ int main(int argc, char** argv) {
     schedule.step();
     running += loss.item<double>();
     ++running_n;
-    train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    train_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (step % cfg.eval_every == 0 || step == cfg.steps) {
       const double val = val_loss(model, x_val, y_val, val_subset);
       curve_steps.push_back(static_cast<double>(step));
@@ -306,7 +315,8 @@ int main(int argc, char** argv) {
   const double transformer = val_loss(model, x_val, y_val, x_val.size(0));
   std::printf("training time: %.1f s for %lld steps\n", train_seconds,
               static_cast<long long>(cfg.steps));
-  std::printf("validation loss per character: bigram %.4f, transformer %.4f\n", bigram, transformer);
+  std::printf("validation loss per character: bigram %.4f, transformer %.4f\n", bigram,
+              transformer);
 
   const std::string svg_path = cfg.out + "/makemore_curves.svg";
   write_loss_svg(svg_path, curve_steps, curve_train, curve_val, bigram);

@@ -52,7 +52,8 @@ MultiheadAttention::MultiheadAttention(int64_t embed, int64_t heads,
   in_proj_weight = register_parameter("in_proj_weight", empty({3 * embed, embed}, opts.dtype));
   init::xavier_uniform_(in_proj_weight);
   if (opts.bias) in_proj_bias = register_parameter("in_proj_bias", zeros({3 * embed}, opts.dtype));
-  out_proj = register_module("out_proj", std::make_shared<Linear>(embed, embed, opts.bias, opts.dtype));
+  out_proj =
+      register_module("out_proj", std::make_shared<Linear>(embed, embed, opts.bias, opts.dtype));
   if (opts.bias) init::zeros_(out_proj->bias);
 }
 
@@ -76,8 +77,8 @@ std::tuple<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query, cons
   Tensor q = batch_major(query), k = batch_major(key), v = batch_major(value);
   const int64_t N = q.size(0), L = q.size(1), S = k.size(1);
   TG_CHECK(k.size(0) == N && v.size(0) == N && v.size(1) == S, ValueError, kMha,
-           "key and value must have query's batch size and one length, got shapes ",
-           query.shape(), ", ", key.shape(), " and ", value.shape());
+           "key and value must have query's batch size and one length, got shapes ", query.shape(),
+           ", ", key.shape(), " and ", value.shape());
 
   // Projections: one product for self-attention, else one per input (rows of in_proj_weight).
   auto part = [&](const Tensor& t, int64_t i) { return t.defined() ? t.narrow(0, i * E, E) : t; };
@@ -101,8 +102,8 @@ std::tuple<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query, cons
     const Tensor& m = call.attn_mask;
     const bool ok = (m.dim() == 2 && m.shape() == Shape{L, S}) ||
                     (m.dim() == 3 && m.shape() == Shape{N * H, L, S});
-    TG_CHECK(ok, ValueError, kMha, "attn_mask must have shape [", L, ", ", S, "] or [", N * H,
-             ", ", L, ", ", S, "] (N * num_heads, L, S), got ", m.shape());
+    TG_CHECK(ok, ValueError, kMha, "attn_mask must have shape [", L, ", ", S, "] or [", N * H, ", ",
+             L, ", ", S, "] (N * num_heads, L, S), got ", m.shape());
     mask = as_keep_mask(m.dim() == 3 ? m.reshape({N, H, L, S}) : m);
   }
   if (call.key_padding_mask.defined()) {
@@ -141,22 +142,27 @@ std::string MultiheadAttention::extra_repr() const {
 
 // ---- TransformerBlock ------------------------------------------------------------------------
 
-TransformerBlock::TransformerBlock(int64_t embed, int64_t heads, const TransformerBlockOptions& opts)
+TransformerBlock::TransformerBlock(int64_t embed, int64_t heads,
+                                   const TransformerBlockOptions& opts)
     : Module("TransformerBlock"), options(opts) {
   TG_CHECK(opts.activation == "gelu" || opts.activation == "relu", ValueError, "TransformerBlock",
            "activation must be gelu or relu, got '", opts.activation, "'");
   if (options.dim_feedforward == 0) options.dim_feedforward = 4 * embed;
   const int64_t ff = options.dim_feedforward;
   self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(
-      embed, heads, MultiheadAttentionOptions{.dropout = opts.dropout, .batch_first = true,
-                                              .dtype = opts.dtype}));
+                                               embed, heads,
+                                               MultiheadAttentionOptions{.dropout = opts.dropout,
+                                                                         .batch_first = true,
+                                                                         .dtype = opts.dtype}));
   linear1 = register_module("linear1", std::make_shared<Linear>(embed, ff, true, opts.dtype));
   dropout = register_module("dropout", std::make_shared<Dropout>(opts.dropout));
   linear2 = register_module("linear2", std::make_shared<Linear>(ff, embed, true, opts.dtype));
-  norm1 = register_module("norm1", std::make_shared<LayerNorm>(std::vector<int64_t>{embed},
-                                                              opts.layer_norm_eps, true, opts.dtype));
-  norm2 = register_module("norm2", std::make_shared<LayerNorm>(std::vector<int64_t>{embed},
-                                                              opts.layer_norm_eps, true, opts.dtype));
+  norm1 =
+      register_module("norm1", std::make_shared<LayerNorm>(std::vector<int64_t>{embed},
+                                                           opts.layer_norm_eps, true, opts.dtype));
+  norm2 =
+      register_module("norm2", std::make_shared<LayerNorm>(std::vector<int64_t>{embed},
+                                                           opts.layer_norm_eps, true, opts.dtype));
   dropout1 = register_module("dropout1", std::make_shared<Dropout>(opts.dropout));
   dropout2 = register_module("dropout2", std::make_shared<Dropout>(opts.dropout));
 }
@@ -166,10 +172,11 @@ Tensor TransformerBlock::forward(const Tensor& x) { return forward(x, Tensor(), 
 Tensor TransformerBlock::forward(const Tensor& x, const Tensor& attn_mask,
                                  const Tensor& key_padding_mask) {
   const Tensor h = (*norm1)(x);
-  const Tensor a = std::get<0>(self_attn->forward(
-      h, h, h,
-      {.key_padding_mask = key_padding_mask, .need_weights = false, .attn_mask = attn_mask,
-       .is_causal = options.causal}));
+  const Tensor a = std::get<0>(self_attn->forward(h, h, h,
+                                                  {.key_padding_mask = key_padding_mask,
+                                                   .need_weights = false,
+                                                   .attn_mask = attn_mask,
+                                                   .is_causal = options.causal}));
   const Tensor y = x + (*dropout1)(a);
   const Tensor hidden = (*linear1)((*norm2)(y));
   const Tensor act = options.activation == "gelu" ? gelu(hidden) : relu(hidden);

@@ -43,8 +43,8 @@ class MultiheadAttention : public Module {
   // [N, L, S] averaged over heads, or [N, num_heads, L, S] (undefined otherwise).
   std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                      const AttentionCall& call = {});
-  std::tuple<Tensor, Tensor> operator()(const Tensor& query, const Tensor& key,
-                                        const Tensor& value, const AttentionCall& call = {}) {
+  std::tuple<Tensor, Tensor> operator()(const Tensor& query, const Tensor& key, const Tensor& value,
+                                        const AttentionCall& call = {}) {
     return forward(query, key, value, call);
   }
   Tensor forward(const Tensor& x) override;  // self-attention, output only
@@ -70,7 +70,8 @@ struct TransformerBlockOptions {
 // dropout, linear2, norm1, norm2, dropout1, dropout2, as in torch.nn.TransformerEncoderLayer.
 class TransformerBlock : public Module {
  public:
-  TransformerBlock(int64_t embed_dim, int64_t num_heads, const TransformerBlockOptions& options = {});
+  TransformerBlock(int64_t embed_dim, int64_t num_heads,
+                   const TransformerBlockOptions& options = {});
   Tensor forward(const Tensor& x) override;
   // With masks in MultiheadAttention's conventions (either may be undefined).
   Tensor forward(const Tensor& x, const Tensor& attn_mask, const Tensor& key_padding_mask);

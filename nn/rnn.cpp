@@ -23,7 +23,8 @@ std::tuple<Tensor, Tensor> lstm_step(const Tensor& xw, const Tensor& h, const Te
   const Tensor gates = xw + project(h, w_hh, b_hh);
   // One sigmoid over all four gates (g's is unused) is cheaper than three over slices of them.
   const Tensor s = sigmoid(gates);
-  const Tensor c_next = s.narrow(-1, H, H) * c + s.narrow(-1, 0, H) * tanh(gates.narrow(-1, 2 * H, H));
+  const Tensor c_next =
+      s.narrow(-1, H, H) * c + s.narrow(-1, 0, H) * tanh(gates.narrow(-1, 2 * H, H));
   return {s.narrow(-1, 3 * H, H) * tanh(c_next), c_next};
 }
 
@@ -54,8 +55,8 @@ Tensor gru_cell(const Tensor& x, const Tensor& h, const Tensor& w_ih, const Tens
 RNNBase::RNNBase(const char* type, int64_t gates, int64_t in, int64_t hidden,
                  const RNNOptions& opts)
     : Module(type), input_size(in), hidden_size(hidden), options(opts) {
-  TG_CHECK(in > 0 && hidden > 0, ValueError, type,
-           "input_size and hidden_size must be > 0, got ", in, " and ", hidden);
+  TG_CHECK(in > 0 && hidden > 0, ValueError, type, "input_size and hidden_size must be > 0, got ",
+           in, " and ", hidden);
   TG_CHECK(opts.num_layers >= 1, ValueError, type, "num_layers must be >= 1, got ",
            opts.num_layers);
   TG_CHECK(opts.dropout >= 0 && opts.dropout <= 1, ValueError, type,
@@ -90,7 +91,8 @@ bool RNNBase::prepare(Tensor& input, std::vector<Tensor*> states) const {
   const char* op = type_name().c_str();
   TG_CHECK(input.dim() == 2 || input.dim() == 3, ValueError, op,
            "expected input of 3 dims ([T, N, features], or [N, T, features] with batch_first) or "
-           "2 dims (unbatched [T, features]), got shape ", input.shape());
+           "2 dims (unbatched [T, features]), got shape ",
+           input.shape());
   TG_CHECK(input.size(-1) == input_size, ValueError, op, "expected input with last dim ",
            input_size, " (input_size), got shape ", input.shape());
   TG_CHECK(input.dtype() == weight_ih[0].dtype(), TypeError, op, "input has dtype ",
@@ -127,8 +129,9 @@ void RNNBase::finish(Tensor& output, std::vector<Tensor*> states, bool unbatched
   }
 }
 
-template <typename Step>
-Tensor RNNBase::run_layers(const Tensor& input, std::vector<std::vector<Tensor>>& states, Step step) {
+template <typename Step> Tensor RNNBase::run_layers(const Tensor& input,
+                                                    std::vector<std::vector<Tensor>>& states,
+                                                    Step step) {
   Tensor x = input;
   const int64_t T = x.size(0);
   for (int64_t k = 0; k < options.num_layers; ++k) {
@@ -149,17 +152,20 @@ Tensor RNNBase::run_layers(const Tensor& input, std::vector<std::vector<Tensor>>
 
 // ---- LSTM ------------------------------------------------------------------------------------
 
-LSTM::LSTM(int64_t in, int64_t hidden, const RNNOptions& opts) : RNNBase("LSTM", 4, in, hidden, opts) {}
+LSTM::LSTM(int64_t in, int64_t hidden, const RNNOptions& opts)
+    : RNNBase("LSTM", 4, in, hidden, opts) {}
 
 std::tuple<Tensor, LSTM::State> LSTM::forward(const Tensor& input, const State& state) {
   Tensor x = input, h0 = std::get<0>(state), c0 = std::get<1>(state);
   const bool unbatched = prepare(x, {&h0, &c0});
   std::vector<std::vector<Tensor>> states;
-  for (int64_t k = 0; k < options.num_layers; ++k) states.push_back({h0.select(0, k), c0.select(0, k)});
-  Tensor out = run_layers(x, states, [&](int64_t k, const Tensor& xw, const std::vector<Tensor>& s) {
-    auto [h, c] = lstm_step(xw, s[0], s[1], weight_hh[k], bias_hh[k]);
-    return std::vector<Tensor>{h, c};
-  });
+  for (int64_t k = 0; k < options.num_layers; ++k)
+    states.push_back({h0.select(0, k), c0.select(0, k)});
+  Tensor out =
+      run_layers(x, states, [&](int64_t k, const Tensor& xw, const std::vector<Tensor>& s) {
+        auto [h, c] = lstm_step(xw, s[0], s[1], weight_hh[k], bias_hh[k]);
+        return std::vector<Tensor>{h, c};
+      });
   std::vector<Tensor> hs, cs;
   for (auto& s : states) {
     hs.push_back(s[0]);
@@ -174,16 +180,18 @@ Tensor LSTM::forward(const Tensor& input) { return std::get<0>(forward(input, St
 
 // ---- GRU -------------------------------------------------------------------------------------
 
-GRU::GRU(int64_t in, int64_t hidden, const RNNOptions& opts) : RNNBase("GRU", 3, in, hidden, opts) {}
+GRU::GRU(int64_t in, int64_t hidden, const RNNOptions& opts)
+    : RNNBase("GRU", 3, in, hidden, opts) {}
 
 std::tuple<Tensor, Tensor> GRU::forward(const Tensor& input, const Tensor& initial) {
   Tensor x = input, h0 = initial;
   const bool unbatched = prepare(x, {&h0});
   std::vector<std::vector<Tensor>> states;
   for (int64_t k = 0; k < options.num_layers; ++k) states.push_back({h0.select(0, k)});
-  Tensor out = run_layers(x, states, [&](int64_t k, const Tensor& xw, const std::vector<Tensor>& s) {
-    return std::vector<Tensor>{gru_step(xw, s[0], weight_hh[k], bias_hh[k])};
-  });
+  Tensor out =
+      run_layers(x, states, [&](int64_t k, const Tensor& xw, const std::vector<Tensor>& s) {
+        return std::vector<Tensor>{gru_step(xw, s[0], weight_hh[k], bias_hh[k])};
+      });
   std::vector<Tensor> hs;
   for (auto& s : states) hs.push_back(s[0]);
   Tensor h_n = stack(hs, 0);

@@ -69,9 +69,10 @@ std::vector<tg::Tensor> run_op(const std::string& op, Tensors& t, const json& a)
   if (op == "scaled_dot_product_attention") {
     std::optional<tg::Scalar> scale;
     if (a.contains("scale")) scale = a.at("scale").get<double>();
-    auto [out, attn] = tg::scaled_dot_product_attention(
-        t["query"], t["key"], t["value"], t.count("attn_mask") ? t["attn_mask"] : tg::Tensor(), 0.0,
-        a.value("is_causal", false), scale);
+    auto [out, attn] =
+        tg::scaled_dot_product_attention(t["query"], t["key"], t["value"],
+                                         t.count("attn_mask") ? t["attn_mask"] : tg::Tensor(), 0.0,
+                                         a.value("is_causal", false), scale);
     return {out, attn};
   }
   if (op == "tril") return {tg::tril(t["self"], a.at("diagonal"))};
@@ -134,7 +135,8 @@ std::shared_ptr<tg::nn::Module> build(const json& c) {
   const json& o = c.at("options");
   std::shared_ptr<tg::nn::Module> m;
   if (kind == "LSTM" || kind == "GRU") {
-    const tg::nn::RNNOptions opts{.num_layers = o.at("num_layers"), .bias = o.value("bias", true),
+    const tg::nn::RNNOptions opts{.num_layers = o.at("num_layers"),
+                                  .bias = o.value("bias", true),
                                   .batch_first = o.value("batch_first", false),
                                   .dtype = tg::kFloat64};
     if (kind == "LSTM")
@@ -151,7 +153,8 @@ std::shared_ptr<tg::nn::Module> build(const json& c) {
         o.at("embed_dim"), o.at("num_heads"),
         tg::nn::TransformerBlockOptions{.dim_feedforward = o.at("dim_feedforward"),
                                         .activation = o.at("activation"),
-                                        .causal = o.at("causal"), .dtype = tg::kFloat64});
+                                        .causal = o.at("causal"),
+                                        .dtype = tg::kFloat64});
   }
   tg::StateDict state;
   for (const auto& [name, j] : c.at("state_dict").items()) state[name] = make(j);
@@ -222,8 +225,8 @@ TEST_CASE("LSTM GRU MultiheadAttention TransformerBlock load PyTorch state_dicts
 
 TEST_CASE("clip_grad_norm_ matches PyTorch in total norm and clipped gradients") {
   for (const json& c : cases().at("clip_grad_norm")) {
-    const double norm_type = c.at("norm_type").is_string() ? tg::nn::utils::kInfNorm
-                                                           : c.at("norm_type").get<double>();
+    const double norm_type =
+        c.at("norm_type").is_string() ? tg::nn::utils::kInfNorm : c.at("norm_type").get<double>();
     INFO("norm_type ", norm_type, " max_norm ", c.at("max_norm").get<double>());
     std::vector<tg::Tensor> params;
     for (const json& g : c.at("grads")) {

@@ -38,7 +38,8 @@ TEST_CASE("ModuleList names its modules 0, 1, ... and gives them back by index a
   CHECK(list->at<nn::Linear>(2)->in_features == 3);
   CHECK(tg_test::error_of<TypeError>([&] { list->at<nn::Linear>(1); }).find("is a ReLU") !=
         std::string::npos);
-  CHECK(tg_test::error_of<IndexError>([&] { (*list)[3]; }).find("out of range") != std::string::npos);
+  CHECK(tg_test::error_of<IndexError>([&] { (*list)[3]; }).find("out of range") !=
+        std::string::npos);
   int count = 0;
   for (const auto& m : *list) count += m != nullptr;
   CHECK(count == 3);
@@ -50,8 +51,9 @@ TEST_CASE("LSTM and GRU: PyTorch's parameter names, shapes and init bound") {
   nn::GRU gru(3, 5, {.bias = false});
   std::vector<std::string> names;
   for (const auto& [name, t] : lstm.named_parameters()) names.push_back(name);
-  CHECK(names == std::vector<std::string>{"weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0",
-                                          "weight_ih_l1", "weight_hh_l1", "bias_ih_l1", "bias_hh_l1"});
+  CHECK(names == std::vector<std::string>{"weight_ih_l0", "weight_hh_l0", "bias_ih_l0",
+                                          "bias_hh_l0", "weight_ih_l1", "weight_hh_l1",
+                                          "bias_ih_l1", "bias_hh_l1"});
   CHECK(lstm.weight_ih[0].shape() == Shape{20, 3});
   CHECK(lstm.weight_ih[1].shape() == Shape{20, 5});
   CHECK(gru.named_parameters().size() == 2);
@@ -65,7 +67,8 @@ TEST_CASE("LSTM and GRU: PyTorch's parameter names, shapes and init bound") {
 TEST_CASE("LSTM and GRU: an unbatched input gives the batch-of-one result") {
   manual_seed(1);
   nn::LSTM lstm(3, 4, {.num_layers = 2, .batch_first = true, .dtype = kFloat64});
-  const Tensor x = randn({6, 3}, kFloat64), h0 = randn({2, 4}, kFloat64), c0 = randn({2, 4}, kFloat64);
+  const Tensor x = randn({6, 3}, kFloat64), h0 = randn({2, 4}, kFloat64),
+               c0 = randn({2, 4}, kFloat64);
   auto [out, state] = lstm(x, {h0, c0});
   auto [out_b, state_b] = lstm(x.unsqueeze(0), {h0.unsqueeze(1), c0.unsqueeze(1)});
   CHECK(out.shape() == Shape{6, 4});
@@ -83,28 +86,33 @@ TEST_CASE("LSTM and GRU: an unbatched input gives the batch-of-one result") {
 TEST_CASE("LSTM and GRU reject bad inputs and states with clear errors") {
   nn::LSTM lstm(3, 4);
   auto msg = [&](auto fn) { return tg_test::error_of<ValueError>(fn); };
-  CHECK(msg([&] { lstm(zeros({5, 2, 2}), {}); }).find("expected input with last dim 3") !=
-        std::string::npos);
+  CHECK(msg([&] {
+          lstm(zeros({5, 2, 2}), {});
+        }).find("expected input with last dim 3") != std::string::npos);
   CHECK(msg([&] { lstm(zeros({5}), {}); }).find("expected input of 3 dims") != std::string::npos);
-  CHECK(msg([&] { lstm(zeros({5, 2, 3}), {zeros({1, 3, 4}), Tensor()}); })
-            .find("expected an initial state of shape [1, 2, 4], got [1, 3, 4]") != std::string::npos);
-  CHECK(tg_test::error_of<TypeError>([&] { lstm(zeros({5, 2, 3}, kFloat64), {}); })
-            .find("input has dtype float64") != std::string::npos);
+  CHECK(msg([&] {
+          lstm(zeros({5, 2, 3}), {zeros({1, 3, 4}), Tensor()});
+        }).find("expected an initial state of shape [1, 2, 4], got [1, 3, 4]") !=
+        std::string::npos);
+  CHECK(tg_test::error_of<TypeError>([&] {
+          lstm(zeros({5, 2, 3}, kFloat64), {});
+        }).find("input has dtype float64") != std::string::npos);
   CHECK(msg([] { nn::GRU(3, 0); }).find("must be > 0") != std::string::npos);
 }
 
 TEST_CASE("the LSTM and GRU cells pass gradcheck and gradgradcheck (public ops throughout)") {
   manual_seed(2);
   auto r = [](Shape s) { return (randn(s, kFloat64) * 0.5).requires_grad_(); };
-  const std::vector<Tensor> lstm_in = {r({2, 3}), r({2, 4}), r({2, 4}), r({16, 3}), r({16, 4}),
-                                       r({16}), r({16})};
+  const std::vector<Tensor> lstm_in = {r({2, 3}),  r({2, 4}), r({2, 4}), r({16, 3}),
+                                       r({16, 4}), r({16}),   r({16})};
   auto lstm_fn = [](const std::vector<Tensor>& t) {
     auto [h, c] = nn::lstm_cell(t[0], t[1], t[2], t[3], t[4], t[5], t[6]);
     return std::vector<Tensor>{h, c};
   };
   CHECK(autograd::gradcheck(lstm_fn, lstm_in).ok);
   CHECK(autograd::gradgradcheck(lstm_fn, lstm_in).ok);
-  const std::vector<Tensor> gru_in = {r({2, 3}), r({2, 4}), r({12, 3}), r({12, 4}), r({12}), r({12})};
+  const std::vector<Tensor> gru_in = {r({2, 3}),  r({2, 4}), r({12, 3}),
+                                      r({12, 4}), r({12}),   r({12})};
   auto gru_fn = [](const std::vector<Tensor>& t) {
     return nn::gru_cell(t[0], t[1], t[2], t[3], t[4], t[5]);
   };
@@ -122,7 +130,7 @@ TEST_CASE("MultiheadAttention: PyTorch's names and init, need_weights, masks and
   CHECK(max_abs(mha.in_proj_bias) == 0);
   CHECK(max_abs(mha.out_proj->bias) == 0);
   CHECK(max_abs(mha.in_proj_weight) <= std::sqrt(6.0 / (8 + 24)));  // xavier_uniform_
-  const Tensor x = randn({5, 3, 8}, kFloat64);  // [L, N, E]
+  const Tensor x = randn({5, 3, 8}, kFloat64);                      // [L, N, E]
   auto [y, w] = mha(x, x, x);
   CHECK(y.shape() == Shape{5, 3, 8});
   CHECK(w.shape() == Shape{3, 5, 5});
@@ -144,12 +152,13 @@ TEST_CASE("MultiheadAttention: PyTorch's names and init, need_weights, masks and
   auto bad = [&](const nn::AttentionCall& call) {
     return tg_test::error_of<ValueError>([&] { mha(x, x, x, call); });
   };
-  CHECK(bad({.attn_mask = ones({4, 5}, kBool)}).find("attn_mask must have shape [5, 5] or [6, 5, 5]") !=
-        std::string::npos);
-  CHECK(bad({.key_padding_mask = ones({5, 3}, kBool)}).find("key_padding_mask must have shape [3, 5]") !=
-        std::string::npos);
-  CHECK(tg_test::error_of<ValueError>([] { nn::MultiheadAttention(8, 3); }).find("multiple of num_heads") !=
-        std::string::npos);
+  CHECK(bad({.attn_mask = ones({4, 5}, kBool)})
+            .find("attn_mask must have shape [5, 5] or [6, 5, 5]") != std::string::npos);
+  CHECK(bad({.key_padding_mask = ones({5, 3}, kBool)})
+            .find("key_padding_mask must have shape [3, 5]") != std::string::npos);
+  CHECK(tg_test::error_of<ValueError>([] {
+          nn::MultiheadAttention(8, 3);
+        }).find("multiple of num_heads") != std::string::npos);
 }
 
 TEST_CASE("TransformerBlock: causal, dropout only in training, PyTorch's submodule names") {
@@ -175,11 +184,13 @@ TEST_CASE("clip_grad_norm_: no gradients, non-finite totals, and the norm_type c
   CHECK(nn::utils::clip_grad_norm_({zeros({2}).requires_grad_()}, 1.0).item<double>() == 0);
   const Tensor p = zeros({2}, kFloat64).requires_grad_();
   p.set_grad(tensor(std::vector<double>{std::numeric_limits<double>::infinity(), 1}));
-  CHECK(tg_test::error_of<ValueError>([&] { nn::utils::clip_grad_norm_({p}, 1.0, 2.0, true); })
-            .find("is inf, so it cannot be clipped") != std::string::npos);
+  CHECK(tg_test::error_of<ValueError>([&] {
+          nn::utils::clip_grad_norm_({p}, 1.0, 2.0, true);
+        }).find("is inf, so it cannot be clipped") != std::string::npos);
   CHECK(p.grad().to_vector<double>()[1] == 1);  // unchanged by the failed call
   CHECK(std::isinf(nn::utils::clip_grad_norm_({p}, 1.0).item<double>()));
   CHECK(p.grad().to_vector<double>()[1] == 0);  // scaled by max_norm / inf, as PyTorch
-  CHECK(tg_test::error_of<ValueError>([&] { nn::utils::clip_grad_norm_({p}, 1.0, 0.0); })
-            .find("norm_type must be > 0") != std::string::npos);
+  CHECK(tg_test::error_of<ValueError>([&] {
+          nn::utils::clip_grad_norm_({p}, 1.0, 0.0);
+        }).find("norm_type must be > 0") != std::string::npos);
 }

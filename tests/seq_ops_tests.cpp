@@ -55,7 +55,8 @@ TEST_CASE("scaled_dot_product_attention dropout: drops weights at rate p and res
   CHECK(!close(std::get<1>(scaled_dot_product_attention(q, k, v, {}, p)), dropped));
 }
 
-TEST_CASE("scaled_dot_product_attention backward keeps one attention matrix: the returned weights") {
+TEST_CASE(
+    "scaled_dot_product_attention backward keeps one attention matrix: the returned weights") {
   const Tensor q = randn({2, 3, 4}, kFloat64).requires_grad_();
   const Tensor k = randn({2, 5, 4}, kFloat64).requires_grad_();
   const Tensor v = randn({2, 5, 3}, kFloat64).requires_grad_();

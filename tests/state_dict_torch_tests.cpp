@@ -38,7 +38,8 @@ struct LstmHead : nn::Module {
   std::shared_ptr<nn::LSTM> lstm;
   std::shared_ptr<nn::Linear> head;
   LstmHead() : Module("LstmHead") {
-    lstm = register_module("lstm", std::make_shared<nn::LSTM>(24, 5, nn::RNNOptions{.batch_first = true}));
+    lstm = register_module("lstm",
+                           std::make_shared<nn::LSTM>(24, 5, nn::RNNOptions{.batch_first = true}));
     head = register_module("head", std::make_shared<nn::Linear>(5, 3));
   }
   Tensor forward(const Tensor& sequence) override {

@@ -20,8 +20,9 @@ Tensor attention_probabilities(const Tensor& query, const Tensor& key, const Ten
   Tensor scores = matmul(query, transpose_last(key)) * scale;
   const double neg_inf = -std::numeric_limits<double>::infinity();
   if (attn_mask.defined())
-    scores = attn_mask.dtype() == kBool ? masked_fill_scalar(scores, logical_not(attn_mask), neg_inf)
-                                        : scores + attn_mask;
+    scores = attn_mask.dtype() == kBool
+                 ? masked_fill_scalar(scores, logical_not(attn_mask), neg_inf)
+                 : scores + attn_mask;
   if (is_causal) {
     const int64_t L = query.size(-2), S = key.size(-2);
     const Tensor later = triu(ones({L, S}, kBool, query.device()), 1);  // keys after the query

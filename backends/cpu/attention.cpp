@@ -3,27 +3,44 @@
 // dropped in place, row by row, so the one [..., L, S] buffer becomes the returned weights.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include <tapegrad/backends/cpu/counter_random.h>
 #include <tapegrad/backends/cpu/softmax_rows.h>
 #include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
-#include <tapegrad/generated/functions.h>
+#include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {
 
-Tensor bmm(const Tensor& self, const Tensor& mat2) {
-  return cpu::matmul(self, mat2);
-}
+Tensor bmm(const Tensor& self, const Tensor& mat2) { return cpu::matmul(self, mat2); }
 
+// alpha * bmm(batch1, batch2) + beta * self, written into the fresh product.
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
                const Scalar& alpha) {
   Tensor result = cpu::matmul(batch1, batch2);
-  if (!alpha.equals(1.0)) result = result * alpha;
   // beta = 0 ignores self altogether (as BLAS and PyTorch do), so its nan and inf do not leak in.
-  if (beta.equals(0.0)) return result;
-  return result + (beta.equals(1.0) ? self : self * beta);
+  const bool use_self = !beta.equals(0.0);
+  if ((!use_self && alpha.equals(1.0)) || result.numel() == 0) return result;
+  const Tensor s = use_self ? self.broadcast_to(result.shape()).contiguous() : Tensor();
+  visit_dtype("baddbmm", result.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) {
+      // Integers multiply and add as unsigned: they wrap on overflow, as in PyTorch.
+      using U = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>,
+                                            std::type_identity<T>>::type;
+      const U a = static_cast<U>(alpha.to<T>()), b = static_cast<U>(beta.to<T>());
+      T* out = result.data<T>();
+      const T* in = use_self ? s.data<T>() : nullptr;
+      parallel_for(0, result.numel(), kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) {
+          const U p = a * static_cast<U>(out[i]);
+          out[i] = static_cast<T>(in ? p + b * static_cast<U>(in[i]) : p);
+        }
+      });
+    }
+  });
+  return result;
 }
 
 namespace {
@@ -46,10 +63,9 @@ struct MaskRows {
 
 // Scales, masks, soft-maxes and drops one row of scores in place. i is the row's query position
 // (for the causal mask), first its element index in the whole tensor (for the dropout draws).
-template <typename T>
-void attention_row(T* x, int64_t S, int64_t i, int64_t first, double scale, bool causal,
-                   const bool* bool_mask, const T* float_mask, int64_t mask_stride,
-                   double dropout_p, uint64_t seed) {
+template <typename T> void attention_row(T* x, int64_t S, int64_t i, int64_t first, double scale,
+                                         bool causal, const bool* bool_mask, const T* float_mask,
+                                         int64_t mask_stride, double dropout_p, uint64_t seed) {
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
   const T s = static_cast<T>(scale);
   for (int64_t j = 0; j < S; ++j) x[j] *= s;
@@ -79,9 +95,9 @@ std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& query, con
   // (value's too: scores must have the shape of the weights applied to it).
   Tensor scores = cpu::matmul(query, key.transpose(-2, -1));
   const Shape value_batch(value.shape().begin(), value.shape().end() - 2);
-  Shape attn_shape = broadcast_shapes("scaled_dot_product_attention",
-                                      Shape(scores.shape().begin(), scores.shape().end() - 2),
-                                      value_batch);
+  Shape attn_shape =
+      broadcast_shapes("scaled_dot_product_attention",
+                       Shape(scores.shape().begin(), scores.shape().end() - 2), value_batch);
   attn_shape.push_back(L);
   attn_shape.push_back(S);
   if (!(attn_shape == scores.shape())) scores = scores.broadcast_to(attn_shape).contiguous();
@@ -96,15 +112,14 @@ std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& query, con
     T* x = scores.data<T>();
     const bool is_bool = mask.defined() && mask.dtype() == kBool;
     const bool* bool_base = is_bool ? mask.data<bool>() : nullptr;
-    const T* float_base =
-        mask.defined() && !is_bool ? mask.data<T>() : nullptr;
+    const T* float_base = mask.defined() && !is_bool ? mask.data<T>() : nullptr;
     const int64_t mask_stride = mask.defined() ? mask.strides()[mask.dim() - 1] : 0;
     parallel_items(rows, S * 4, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         const int64_t off = mask.defined() ? mask_rows.offset(r) : 0;
         attention_row(x + r * S, S, r % L, r * S, factor, is_causal,
-                      bool_base ? bool_base + off : nullptr, float_base ? float_base + off : nullptr,
-                      mask_stride, dropout_p, seed);
+                      bool_base ? bool_base + off : nullptr,
+                      float_base ? float_base + off : nullptr, mask_stride, dropout_p, seed);
       }
     });
   });

@@ -7,7 +7,6 @@
 #include <tapegrad/backends/cpu/softmax_rows.h>
 #include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
-#include <tapegrad/generated/functions.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {
@@ -16,8 +15,7 @@ namespace {
 
 // A contiguous copy of self with, in each row i of each matrix, the columns [lo(i), hi(i))
 // zeroed (all-zero bytes are 0 in every dtype).
-template <typename Range>
-Tensor zero_columns(const Tensor& self, Range range) {
+template <typename Range> Tensor zero_columns(const Tensor& self, Range range) {
   Tensor out = empty(self.shape(), self.dtype(), self.device());
   out.copy_(self);
   const int64_t n = self.size(-2), m = self.size(-1);

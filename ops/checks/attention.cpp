@@ -9,8 +9,8 @@ namespace tg::checks {
 namespace {
 
 void check_batch_matrix(const char* op, const char* name, const Tensor& t) {
-  TG_CHECK(t.dim() == 3, ValueError, op, name, " must be a 3-D tensor [batch, rows, cols], got shape ",
-           t.shape());
+  TG_CHECK(t.dim() == 3, ValueError, op, name,
+           " must be a 3-D tensor [batch, rows, cols], got shape ", t.shape());
 }
 
 void check_same_dtype(const char* op, const char* name, const Tensor& t, const Tensor& first) {
@@ -60,8 +60,8 @@ void scaled_dot_product_attention(const Tensor& query, const Tensor& key, const 
                                   const Tensor& attn_mask, double dropout_p, bool is_causal,
                                   const std::optional<Scalar>& scale) {
   constexpr const char* op = "scaled_dot_product_attention";
-  for (const auto& [name, t] : {std::pair<const char*, const Tensor*>{"query", &query},
-                                {"key", &key}, {"value", &value}})
+  for (const auto& [name, t] :
+       {std::pair<const char*, const Tensor*>{"query", &query}, {"key", &key}, {"value", &value}})
     TG_CHECK(t->dim() >= 2, ValueError, op, name, " must have at least 2 dims [..., length, ",
              "features], got shape ", t->shape());
   check_same_dtype(op, "key", key, query);
@@ -73,8 +73,8 @@ void scaled_dot_product_attention(const Tensor& query, const Tensor& key, const 
            "key and value must have the same length (dim -2), got shapes ", key.shape(), " and ",
            value.shape());
   auto batch = [](const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); };
-  Shape attn_shape = broadcast_shapes(op, broadcast_shapes(op, batch(query), batch(key)),
-                                      batch(value));
+  Shape attn_shape =
+      broadcast_shapes(op, broadcast_shapes(op, batch(query), batch(key)), batch(value));
   attn_shape.push_back(query.size(-2));
   attn_shape.push_back(key.size(-2));
   if (attn_mask.defined()) {
