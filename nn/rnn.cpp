@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 #include <tapegrad/generated/functions.h>
 #include <tapegrad/nn/init.h>
 

@@ -3,7 +3,7 @@
 #include <limits>
 #include <vector>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::nn::utils {
 

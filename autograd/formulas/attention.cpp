@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 #include <tapegrad/generated/functions.h>
 
 namespace tg::formulas {

@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include <tapegrad/core/scalar.h>
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::formulas {
 

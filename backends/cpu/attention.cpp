@@ -7,7 +7,7 @@
 
 #include <tapegrad/backends/cpu/counter_random.h>
 #include <tapegrad/backends/cpu/softmax_rows.h>
-#include <tapegrad/core/factories.h>
+#include <tapegrad/ops/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
 

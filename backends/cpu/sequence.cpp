@@ -5,7 +5,7 @@
 #include <vector>
 
 #include <tapegrad/backends/cpu/softmax_rows.h>
-#include <tapegrad/core/factories.h>
+#include <tapegrad/ops/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
 
