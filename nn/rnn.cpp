@@ -13,14 +13,11 @@ namespace tg::nn {
 
 namespace {
 
-// x W^T + b, or x W^T without a bias.
-Tensor project(const Tensor& x, const Tensor& w, const Tensor& b) { return linear(x, w, b); }
-
 // The LSTM step from the input's projection xw = x W_ih^T + b_ih (computed for every step at once).
 std::tuple<Tensor, Tensor> lstm_step(const Tensor& xw, const Tensor& h, const Tensor& c,
                                      const Tensor& w_hh, const Tensor& b_hh) {
   const int64_t H = h.size(-1);
-  const Tensor gates = xw + project(h, w_hh, b_hh);
+  const Tensor gates = xw + linear(h, w_hh, b_hh);
   // One sigmoid over all four gates (g's is unused) is cheaper than three over slices of them.
   const Tensor s = sigmoid(gates);
   const Tensor c_next =
@@ -31,7 +28,7 @@ std::tuple<Tensor, Tensor> lstm_step(const Tensor& xw, const Tensor& h, const Te
 // The GRU step from xw = x W_ih^T + b_ih.
 Tensor gru_step(const Tensor& xw, const Tensor& h, const Tensor& w_hh, const Tensor& b_hh) {
   const int64_t H = h.size(-1);
-  const Tensor hw = project(h, w_hh, b_hh);
+  const Tensor hw = linear(h, w_hh, b_hh);
   const Tensor rz = sigmoid(xw.narrow(-1, 0, 2 * H) + hw.narrow(-1, 0, 2 * H));
   const Tensor n = tanh(xw.narrow(-1, 2 * H, H) + rz.narrow(-1, 0, H) * hw.narrow(-1, 2 * H, H));
   return n + rz.narrow(-1, H, H) * (h - n);  // (1 - z) * n + z * h
@@ -42,12 +39,12 @@ Tensor gru_step(const Tensor& xw, const Tensor& h, const Tensor& w_hh, const Ten
 std::tuple<Tensor, Tensor> lstm_cell(const Tensor& x, const Tensor& h, const Tensor& c,
                                      const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
                                      const Tensor& b_hh) {
-  return lstm_step(project(x, w_ih, b_ih), h, c, w_hh, b_hh);
+  return lstm_step(linear(x, w_ih, b_ih), h, c, w_hh, b_hh);
 }
 
 Tensor gru_cell(const Tensor& x, const Tensor& h, const Tensor& w_ih, const Tensor& w_hh,
                 const Tensor& b_ih, const Tensor& b_hh) {
-  return gru_step(project(x, w_ih, b_ih), h, w_hh, b_hh);
+  return gru_step(linear(x, w_ih, b_ih), h, w_hh, b_hh);
 }
 
 // ---- RNNBase ---------------------------------------------------------------------------------
@@ -136,7 +133,7 @@ template <typename Step> Tensor RNNBase::run_layers(const Tensor& input,
   const int64_t T = x.size(0);
   for (int64_t k = 0; k < options.num_layers; ++k) {
     // The input projection of every step in one product, before the serial loop.
-    const Tensor xw = project(x, weight_ih[k], bias_ih[k]);
+    const Tensor xw = linear(x, weight_ih[k], bias_ih[k]);
     std::vector<Tensor> outputs;
     outputs.reserve(static_cast<size_t>(T));
     for (int64_t t = 0; t < T; ++t) {
