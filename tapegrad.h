@@ -12,13 +12,17 @@
 #include <tapegrad/core/scalar.h>
 #include <tapegrad/generated/functions.h>
 #include <tapegrad/generated/tensor.h>
+#include <tapegrad/nn/attention.h>
+#include <tapegrad/nn/containers.h>
 #include <tapegrad/nn/data.h>
 #include <tapegrad/nn/init.h>
 #include <tapegrad/nn/layers.h>
 #include <tapegrad/nn/module.h>
 #include <tapegrad/nn/optim.h>
+#include <tapegrad/nn/rnn.h>
 #include <tapegrad/nn/serialize.h>
 #include <tapegrad/nn/state_dict.h>
+#include <tapegrad/nn/utils.h>
 #include <tapegrad/ops/factories.h>
 #include <tapegrad/ops/operators.h>
 #include <tapegrad/ops/overloads.h>

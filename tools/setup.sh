@@ -3,8 +3,9 @@
 set -euo pipefail
 # clang-format-14: the format check of .ci/run (tools/ci/check_format.sh); its output differs
 # between clang-format versions, so the check names one.
+# wamerican: /usr/share/dict/words, the word list examples/makemore trains on.
 packages=(cmake ninja-build g++ nlohmann-json3-dev doctest-dev libbenchmark-dev libopenblas-dev
-          clang-format-14)
+          clang-format-14 wamerican)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

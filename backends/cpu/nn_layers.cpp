@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include <tapegrad/backends/cpu/counter_random.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/factories.h>
@@ -11,20 +12,6 @@
 namespace tg::cpu {
 
 // ---- dropout -----------------------------------------------------------------------------------
-
-namespace {
-
-// The i-th output of a splitmix64 stream seeded with `seed`, as a double in [0, 1): a
-// counter-based draw, so elements can be drawn in any order (and on any thread) with one result.
-double uniform_at(uint64_t seed, uint64_t i) {
-  uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1.0p-53;
-}
-
-}  // namespace
 
 std::tuple<Tensor, Tensor> dropout(const Tensor& self, double p, bool train) {
   if (!train || p == 0) return {convert::clone(self), ones(self.shape(), kBool, self.device())};

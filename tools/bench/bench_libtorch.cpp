@@ -2,6 +2,7 @@
 // same interface, each function a one-line forward to libtorch's API.
 #include <torch/torch.h>
 
+#include <limits>
 #include <utility>
 
 #include "cases.h"
@@ -97,6 +98,54 @@ struct Libtorch {
     std::vector<Tensor> parameters() const { return module->parameters(); }
     torch::nn::Sequential module;
   };
+  // examples/makemore's model as tapegrad's CharTransformer: pre-norm causal blocks written out
+  // (libtorch 1.13's C++ TransformerEncoderLayer is post-norm only, and its MultiheadAttention
+  // takes [T, B, E]).
+  struct CharTransformer {
+    struct Block {
+      torch::nn::LayerNorm norm1{torch::nn::LayerNormOptions({64})};
+      torch::nn::LayerNorm norm2{torch::nn::LayerNormOptions({64})};
+      torch::nn::MultiheadAttention attn{torch::nn::MultiheadAttentionOptions(64, 4)};
+      torch::nn::Linear linear1{64, 256}, linear2{256, 64};
+    };
+    Tensor forward(const Tensor& tokens) {
+      Tensor h = token(tokens) + position(torch::arange(tokens.size(1)));
+      for (Block& b : blocks) {
+        const Tensor a = b.norm1(h).transpose(0, 1);
+        const Tensor none;
+        h = h + std::get<0>(b.attn->forward(a, a, a, none, /*need_weights=*/false, causal))
+                    .transpose(0, 1);
+        h = h + b.linear2(torch::relu(b.linear1(b.norm2(h))));
+      }
+      return head(norm(h)).reshape({-1, 27});
+    }
+    std::vector<Tensor> parameters() const {
+      std::vector<Tensor> all;
+      auto add = [&](const torch::nn::Module& m) {
+        for (const Tensor& p : m.parameters()) all.push_back(p);
+      };
+      add(*token);
+      add(*position);
+      for (const Block& b : blocks) {
+        add(*b.norm1);
+        add(*b.attn);
+        add(*b.norm2);
+        add(*b.linear1);
+        add(*b.linear2);
+      }
+      add(*norm);
+      add(*head);
+      return all;
+    }
+    torch::nn::Embedding token{27, 64}, position{16, 64};
+    std::vector<Block> blocks = std::vector<Block>(2);
+    torch::nn::LayerNorm norm{torch::nn::LayerNormOptions({64})};
+    torch::nn::Linear head{64, 27};
+    Tensor causal = torch::full({16, 16}, -std::numeric_limits<float>::infinity()).triu(1);
+  };
+  static void clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+    torch::nn::utils::clip_grad_norm_(params, max_norm);
+  }
   static torch::optim::SGD sgd(std::vector<Tensor> params, double lr) {
     return torch::optim::SGD(std::move(params), torch::optim::SGDOptions(lr));
   }

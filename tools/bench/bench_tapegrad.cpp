@@ -94,6 +94,36 @@ struct Tapegrad {
     std::vector<Tensor> parameters() const { return module->parameters(); }
     std::shared_ptr<tg::nn::Sequential> module;
   };
+  // examples/makemore's model: token and position embeddings, 2 causal TransformerBlocks (64
+  // dims, 4 heads, feed-forward 256, ReLU), a final LayerNorm and a linear head; logits
+  // [B * T, 27].
+  struct CharTransformer {
+    CharTransformer() {
+      for (int i = 0; i < 2; ++i)
+        blocks.push_back(std::make_shared<tg::nn::TransformerBlock>(
+            64, 4, tg::nn::TransformerBlockOptions{.causal = true}));
+    }
+    Tensor forward(const Tensor& tokens) {
+      Tensor h = token(tokens) + position(tg::arange(tokens.size(1), tg::kInt64));
+      for (const auto& block : blocks) h = (*block)(h);
+      return head(norm(h)).reshape({-1, 27});
+    }
+    std::vector<Tensor> parameters() const {
+      std::vector<Tensor> all;
+      for (const tg::nn::Module* m :
+           std::initializer_list<const tg::nn::Module*>{&token, &position, blocks[0].get(),
+                                                        blocks[1].get(), &norm, &head})
+        for (const Tensor& p : m->parameters()) all.push_back(p);
+      return all;
+    }
+    tg::nn::Embedding token{27, 64}, position{16, 64};
+    std::vector<std::shared_ptr<tg::nn::TransformerBlock>> blocks;
+    tg::nn::LayerNorm norm{{64}};
+    tg::nn::Linear head{64, 27};
+  };
+  static void clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+    tg::nn::utils::clip_grad_norm_(params, max_norm);
+  }
   static tg::nn::SGD sgd(std::vector<Tensor> params, double lr) {
     return tg::nn::SGD(std::move(params), {.lr = lr});
   }

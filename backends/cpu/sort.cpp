@@ -1,0 +1,88 @@
+// CPU kernels of sort and topk. Each row along dim is gathered into a buffer of indices, ordered
+// by a comparator that puts nan above every number and breaks ties by index (so both ops are
+// stable: equal elements keep their order), and written back with its values.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include <tapegrad/backends/cpu/softmax_rows.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/core/parallel.h>
+#include <tapegrad/generated/kernels.h>
+
+namespace tg::cpu {
+
+namespace {
+
+// a < b in the order of sort: nan is the largest value (as in PyTorch); bool false < true.
+template <typename T> bool less_nan_last(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return false;
+    if (std::isnan(b)) return true;
+  }
+  return a < b;
+}
+
+// Orders the first k positions of each row along dim (all of them for sort) and writes their
+// values and indices to result tensors whose dim has size k.
+std::tuple<Tensor, Tensor> ordered_rows(const char* op, const Tensor& self, int64_t dim, int64_t k,
+                                        bool descending) {
+  const int64_t d = wrap_dim(op, dim, self.dim());
+  const RowLayout l = row_layout(self.shape(), d);
+  Shape shape = self.shape();
+  if (self.dim() > 0) shape[d] = k;
+  Tensor values = empty(shape, self.dtype(), self.device());
+  Tensor indices = empty(shape, kInt64, self.device());
+  if (values.numel() == 0) return {values, indices};
+  const Tensor x = self.contiguous();
+  visit_dtype(op, self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = x.data<T>();
+    T* out = values.data<T>();
+    int64_t* out_index = indices.data<int64_t>();
+    parallel_items(l.rows(), l.size * 8, [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> order(static_cast<size_t>(l.size));
+      for (int64_t r = begin; r < end; ++r) {
+        const T* row = in + l.start(r);
+        // Ties go to the lower index in both directions: a total order, so the result is the
+        // stable one whichever algorithm orders it.
+        auto before = [&](int64_t a, int64_t b) {
+          const T va = row[a * l.inner], vb = row[b * l.inner];
+          if (descending ? less_nan_last(vb, va) : less_nan_last(va, vb)) return true;
+          if (descending ? less_nan_last(va, vb) : less_nan_last(vb, va)) return false;
+          return a < b;
+        };
+        std::iota(order.begin(), order.end(), int64_t{0});
+        if (k == l.size)
+          std::sort(order.begin(), order.end(), before);
+        else
+          std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+        const int64_t first = (r / l.inner) * k * l.inner + r % l.inner;
+        for (int64_t j = 0; j < k; ++j) {
+          out[first + j * l.inner] = row[order[j] * l.inner];
+          out_index[first + j * l.inner] = order[j];
+        }
+      }
+    });
+  });
+  return {values, indices};
+}
+
+}  // namespace
+
+// Always stable: `stable` is there for PyTorch's signature.
+std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, bool /*stable*/) {
+  const int64_t n = self.dim() == 0 ? 1 : self.size(wrap_dim("sort", dim, self.dim()));
+  return ordered_rows("sort", self, dim, n, descending);
+}
+
+// sorted = false is accepted and still returns the k elements in order (one rule to test). A 0-d
+// self gives itself for k = 0 as well as k = 1, as in PyTorch.
+std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest,
+                                bool /*sorted*/) {
+  return ordered_rows("topk", self, dim, self.dim() == 0 ? 1 : k, largest);
+}
+
+}  // namespace tg::cpu

@@ -1,0 +1,140 @@
+// The attention and sequence ops beyond the op check and the PyTorch cross-check: dropout inside
+// attention, what its backward keeps, nan ordering in sort and topk, beta = 0 in baddbmm, and
+// masks that leave a query nothing to attend to. Expected values come from PyTorch 1.13.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <tapegrad/tapegrad.h>
+
+#include "test_helpers.h"
+
+using namespace tg;
+
+namespace {
+const double kNan = std::numeric_limits<double>::quiet_NaN();
+
+// Same shape and every element within tol (nan never matches).
+bool close(const Tensor& a, const Tensor& b, double tol = 0) {
+  if (a.shape() != b.shape()) return false;
+  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!(std::abs(x[i] - y[i]) <= tol)) return false;
+  return true;
+}
+}  // namespace
+
+TEST_CASE("scaled_dot_product_attention dropout: drops weights at rate p and rescales the rest") {
+  manual_seed(3);
+  const Tensor q = randn({4, 64, 8}, kFloat64), k = randn({4, 64, 8}, kFloat64);
+  const Tensor v = randn({4, 64, 5}, kFloat64);
+  const auto [plain, weights] = scaled_dot_product_attention(q, k, v);
+  const double p = 0.25;
+  manual_seed(7);
+  const auto [out, dropped] = scaled_dot_product_attention(q, k, v, {}, p);
+  // Each weight is either 0 (dropped) or the undropped weight / (1 - p).
+  const std::vector<double> w = weights.to_vector<double>(), d = dropped.to_vector<double>();
+  int64_t zeros = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (d[i] == 0) {
+      ++zeros;
+    } else {
+      CHECK(d[i] == doctest::Approx(w[i] / (1 - p)).epsilon(1e-12));
+    }
+  }
+  const double rate = static_cast<double>(zeros) / static_cast<double>(w.size());
+  CHECK(rate == doctest::Approx(p).epsilon(0.1));  // 16384 draws: within a few percent
+  // The result is the dropped weights applied to value.
+  CHECK(close(out, matmul(dropped, v), 1e-12));
+  // The same seed draws the same mask; the next call another one.
+  manual_seed(7);
+  CHECK(close(std::get<1>(scaled_dot_product_attention(q, k, v, {}, p)), dropped));
+  CHECK(!close(std::get<1>(scaled_dot_product_attention(q, k, v, {}, p)), dropped));
+}
+
+TEST_CASE(
+    "scaled_dot_product_attention backward keeps one attention matrix: the returned weights") {
+  const Tensor q = randn({2, 3, 4}, kFloat64).requires_grad_();
+  const Tensor k = randn({2, 5, 4}, kFloat64).requires_grad_();
+  const Tensor v = randn({2, 5, 3}, kFloat64).requires_grad_();
+  for (double p : {0.0, 0.5}) {
+    auto [out, attn] = scaled_dot_product_attention(q, k, v, {}, p);
+    // The node saved the weights it returned (no other [.., L, S] tensor): changing them in place
+    // is caught at backward.
+    {
+      NoGradGuard no_grad;
+      attn.mul_(scalar_to_tensor(1.0));
+    }
+    const std::string msg = tg_test::error_of([&] { sum(out).backward(); });
+    CHECK(msg.find("modified in place") != std::string::npos);
+  }
+}
+
+TEST_CASE("scaled_dot_product_attention: a query with every key masked gets nan, as PyTorch") {
+  const Tensor q = ones({2, 2}, kFloat64), k = ones({3, 2}, kFloat64), v = ones({3, 2}, kFloat64);
+  const Tensor mask = tensor(std::vector<bool>{true, false, true, false, false, false}, {2, 3});
+  const auto [out, attn] = scaled_dot_product_attention(q, k, v, mask);
+  const std::vector<double> o = out.to_vector<double>();
+  CHECK(o[0] == doctest::Approx(1.0));
+  CHECK(std::isnan(o[2]));
+  CHECK(std::isnan(o[3]));
+}
+
+TEST_CASE("scaled_dot_product_attention is_causal: outputs do not depend on later positions") {
+  const Tensor x = randn({1, 6, 4}, kFloat64).requires_grad_();
+  const auto [out, attn] = scaled_dot_product_attention(x, x, x, {}, 0.0, true);
+  // d out[2] / d x: zero for positions 3.. (later keys and values)
+  const Tensor g = autograd::grad({out.select(1, 2).sum()}, {x})[0];
+  CHECK(close(g.narrow(1, 3, 3), zeros({1, 3, 4}, kFloat64)));
+  CHECK(sum(abs(g.narrow(1, 0, 3))).item<double>() > 0);
+  // Upper triangle of the weights is exactly 0.
+  CHECK(close(triu(attn, 1), zeros_like(attn)));
+}
+
+TEST_CASE("sort and topk: nan is the largest value, ties keep index order (PyTorch 1.13)") {
+  const Tensor x = tensor(std::vector<double>{3, kNan, 1, 3});
+  auto [v, i] = sort(x, -1, false, true);
+  CHECK(i.to_vector<int64_t>() == std::vector<int64_t>{2, 0, 3, 1});
+  CHECK(std::isnan(v.to_vector<double>()[3]));
+  std::tie(v, i) = sort(x, -1, true, true);
+  CHECK(i.to_vector<int64_t>() == std::vector<int64_t>{1, 0, 3, 2});
+  std::tie(v, i) = topk(x, 2);
+  CHECK(i.to_vector<int64_t>() == std::vector<int64_t>{1, 0});
+  std::tie(v, i) = topk(x, 2, -1, false);
+  CHECK(i.to_vector<int64_t>() == std::vector<int64_t>{2, 0});
+  // bool sorts false < true
+  std::tie(v, i) = sort(tensor(std::vector<bool>{true, false, true}));
+  CHECK(i.to_vector<int64_t>() == std::vector<int64_t>{1, 0, 2});
+  // A 0-d tensor gives itself for k = 0 too.
+  std::tie(v, i) = topk(scalar_tensor(2.0, kFloat64), 0);
+  CHECK(v.item<double>() == 2.0);
+  CHECK(i.item<int64_t>() == 0);
+}
+
+TEST_CASE("baddbmm with beta = 0 ignores self, nan included") {
+  const Tensor self = full({2, 3, 5}, kNan, kFloat64);
+  const Tensor b1 = ones({2, 3, 4}, kFloat64), b2 = ones({2, 4, 5}, kFloat64);
+  CHECK(close(baddbmm(self, b1, b2, 0, 2), full({2, 3, 5}, 8.0, kFloat64)));
+  CHECK(std::isnan(baddbmm(self, b1, b2, 1, 2).to_vector<double>()[0]));
+}
+
+TEST_CASE("cumsum: int32 sums to int64 and float32 sums are accumulated in double") {
+  const Tensor a = tensor(std::vector<int32_t>{2147483647, 1});
+  CHECK(cumsum(a, 0).dtype() == kInt64);
+  CHECK(cumsum(a, 0).to_vector<int64_t>() == std::vector<int64_t>{2147483647, 2147483648});
+  CHECK(cumsum(a, 0, kInt32).to_vector<int32_t>()[1] == -2147483648);  // wraps, as PyTorch
+  // 1e8 + 1 + 1 ... in float32: each partial sum is rounded from the exact (double) one.
+  const Tensor f = tensor(std::vector<float>{1e8f, 1.0f, 1.0f, 1.0f, 1.0f});
+  CHECK(cumsum(f, 0).to_vector<float>()[4] == 100000004.0f);
+}
+
+TEST_CASE("tril_ and triu_ work in place and one_hot infers the class count") {
+  const Tensor m = ones({3, 3}, kFloat64);
+  tril_(m, -1);
+  CHECK(m.to_vector<double>() == std::vector<double>{0, 0, 0, 1, 0, 0, 1, 1, 0});
+  CHECK(one_hot(tensor(std::vector<int64_t>{2, 0})).to_vector<int64_t>() ==
+        std::vector<int64_t>{0, 0, 1, 1, 0, 0});
+}
