@@ -1,0 +1,131 @@
+// Backward helpers of the conv, pooling and normalisation ops, written with public ops (see
+// conv.h for the math).
+#include <tapegrad/autograd/formulas/conv.h>
+#include <tapegrad/core/factories.h>
+#include <tapegrad/core/operators.h>
+#include <tapegrad/generated/functions.h>
+
+#include <utility>
+#include <vector>
+
+namespace tg::formulas {
+
+Tensor conv_nd(const Tensor& input, const Tensor& weight, IntArrayRef stride, IntArrayRef padding,
+               IntArrayRef dilation, int64_t groups) {
+  if (weight.dim() == 3) return conv1d(input, weight, Tensor(), stride, padding, dilation, groups);
+  return conv2d(input, weight, Tensor(), stride, padding, dilation, groups);
+}
+
+namespace {
+
+// Every dim of a tensor with ndim dims but `keep`.
+std::vector<int64_t> dims_except(int64_t ndim, int64_t keep) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < ndim; ++d)
+    if (d != keep) dims.push_back(d);
+  return dims;
+}
+
+// [1, C, 1, ...] with ndim entries: a per-channel vector's shape to broadcast against [N, C, ...].
+Shape channel_shape(int64_t ndim, int64_t channels) {
+  Shape s(static_cast<size_t>(ndim), 1);
+  s[1] = channels;
+  return s;
+}
+
+}  // namespace
+
+Tensor conv_bias_backward(const Tensor& grad, int64_t weight_dim) {
+  const int64_t channel_dim = grad.dim() - (weight_dim - 2) - 1;  // 1 batched, 0 unbatched
+  return sum(grad, dims_except(grad.dim(), channel_dim));
+}
+
+Tensor max_pool2d_backward(const Tensor& grad, const Shape& self_shape, const Tensor& indices) {
+  const int64_t plane = self_shape[self_shape.size() - 2] * self_shape.back();
+  const int64_t planes = self_shape.size() == 4 ? self_shape[0] * self_shape[1] : self_shape[0];
+  const int64_t out_plane = grad.size(-2) * grad.size(-1);
+  const Tensor flat = zeros({planes, plane}, grad.dtype(), grad.device());
+  return scatter_add(flat, 1, indices.reshape({planes, out_plane}),
+                     grad.reshape({planes, out_plane}))
+      .reshape(self_shape);
+}
+
+Tensor adaptive_avg_pool2d_double_backward(const Tensor& grad, const Shape& grad_output_shape) {
+  const size_t d = grad_output_shape.size();
+  return adaptive_avg_pool2d(grad, {grad_output_shape[d - 2], grad_output_shape[d - 1]});
+}
+
+Tensor sum_except_channels(const Tensor& grad) { return sum(grad, dims_except(grad.dim(), 1)); }
+
+namespace {
+
+// x^ and rstd of batch_norm: batch statistics over every dim but 1 when training, the running
+// ones otherwise.
+std::pair<Tensor, Tensor> batch_norm_normalize(const Tensor& self, const Tensor& running_mean,
+                                               const Tensor& running_var, bool training,
+                                               double eps) {
+  if (training) {
+    const std::vector<int64_t> dims = dims_except(self.dim(), 1);
+    const Tensor centered = self - mean(self, dims, true);
+    const Tensor rstd = pow_scalar(mean(centered * centered, dims, true) + eps, -0.5);
+    return {centered * rstd, rstd};
+  }
+  const Shape shape = channel_shape(self.dim(), self.size(1));
+  const Tensor rstd = pow_scalar(running_var.reshape(shape) + eps, -0.5);
+  return {(self - running_mean.reshape(shape)) * rstd, rstd};
+}
+
+}  // namespace
+
+Tensor batch_norm_backward_self(const Tensor& grad, const Tensor& self, const Tensor& running_mean,
+                                const Tensor& running_var, const Tensor& weight, bool training,
+                                double eps) {
+  const Tensor g =
+      weight.defined() ? grad * weight.reshape(channel_shape(self.dim(), self.size(1))) : grad;
+  const auto [xhat, rstd] = batch_norm_normalize(self, running_mean, running_var, training, eps);
+  if (!training) return g * rstd;
+  const std::vector<int64_t> dims = dims_except(self.dim(), 1);
+  return rstd * (g - mean(g, dims, true) - xhat * mean(g * xhat, dims, true));
+}
+
+Tensor batch_norm_backward_weight(const Tensor& grad, const Tensor& self,
+                                  const Tensor& running_mean, const Tensor& running_var,
+                                  bool training, double eps) {
+  const Tensor xhat = batch_norm_normalize(self, running_mean, running_var, training, eps).first;
+  return sum_except_channels(grad * xhat);
+}
+
+namespace {
+
+// self as [N, groups, C / groups * spatial].
+Tensor grouped(const Tensor& t, const Shape& self_shape, int64_t num_groups) {
+  int64_t per_sample = 1;
+  for (size_t d = 1; d < self_shape.size(); ++d) per_sample *= self_shape[d];
+  return t.reshape({self_shape[0], num_groups, per_sample / num_groups});
+}
+
+std::pair<Tensor, Tensor> group_norm_normalize(const Tensor& self, int64_t num_groups, double eps) {
+  const Tensor x = grouped(self, self.shape(), num_groups);
+  const Tensor centered = x - mean(x, {2}, true);
+  const Tensor rstd = pow_scalar(mean(centered * centered, {2}, true) + eps, -0.5);
+  return {centered * rstd, rstd};
+}
+
+}  // namespace
+
+Tensor group_norm_backward_self(const Tensor& grad, const Tensor& self, int64_t num_groups,
+                                const Tensor& weight, double eps) {
+  const Tensor g0 =
+      weight.defined() ? grad * weight.reshape(channel_shape(self.dim(), self.size(1))) : grad;
+  const Tensor g = grouped(g0, self.shape(), num_groups);
+  const auto [xhat, rstd] = group_norm_normalize(self, num_groups, eps);
+  return (rstd * (g - mean(g, {2}, true) - xhat * mean(g * xhat, {2}, true))).reshape(self.shape());
+}
+
+Tensor group_norm_backward_weight(const Tensor& grad, const Tensor& self, int64_t num_groups,
+                                  double eps) {
+  const Tensor xhat = group_norm_normalize(self, num_groups, eps).first.reshape(self.shape());
+  return sum_except_channels(grad * xhat);
+}
+
+}  // namespace tg::formulas

@@ -1,0 +1,51 @@
+#pragma once
+// Backward helpers of the conv, pooling and normalisation ops (namespace tg::formulas), written
+// with public ops so that double backward works through them.
+//
+// conv_backward_input and conv_backward_weight are the two adjoints of the bilinear map
+// (input, weight) -> conv(input, weight); the adjoint of each of them is again one of the three,
+// so every derivative of a conv, to any order, is a conv or one of its two backward ops.
+#include <tapegrad/core/tensor.h>
+
+#include <optional>
+
+namespace tg::formulas {
+
+// conv1d or conv2d, by weight's rank (3 or 4), without bias.
+Tensor conv_nd(const Tensor& input, const Tensor& weight, IntArrayRef stride, IntArrayRef padding,
+               IntArrayRef dilation, int64_t groups);
+
+// A conv's bias gradient: grad summed over every dim but the channel dim (grad has
+// weight_dim - 1 dims when unbatched, weight_dim when batched).
+Tensor conv_bias_backward(const Tensor& grad, int64_t weight_dim);
+
+// max_pool2d's input gradient: each grad element added into zeros of self's shape at the flat
+// (h * W + w) index of its window's maximum, plane by plane.
+Tensor max_pool2d_backward(const Tensor& grad, const Shape& self_shape, const Tensor& indices);
+
+// adaptive_avg_pool2d_backward's gradient w.r.t. its grad_output: adaptive_avg_pool2d of grad
+// to grad_output's spatial size.
+Tensor adaptive_avg_pool2d_double_backward(const Tensor& grad, const Shape& grad_output_shape);
+
+// batch_norm, with x^ = (self - mean) * rstd per channel (batch statistics when training, the
+// running ones otherwise) and g = grad * weight:
+//   self:   training: rstd * (g - mean(g) - x^ * mean(g * x^)) over every dim but 1; eval: g * rstd
+//   weight: sum of grad * x^ over every dim but 1
+//   bias:   sum of grad over every dim but 1
+Tensor batch_norm_backward_self(const Tensor& grad, const Tensor& self, const Tensor& running_mean,
+                                const Tensor& running_var, const Tensor& weight, bool training,
+                                double eps);
+Tensor batch_norm_backward_weight(const Tensor& grad, const Tensor& self,
+                                  const Tensor& running_mean, const Tensor& running_var,
+                                  bool training, double eps);
+// grad summed over every dim but dim 1 (the channels).
+Tensor sum_except_channels(const Tensor& grad);
+
+// group_norm: as layer_norm over each (sample, group) of self viewed [N, groups, -1], with weight
+// and bias per channel.
+Tensor group_norm_backward_self(const Tensor& grad, const Tensor& self, int64_t num_groups,
+                                const Tensor& weight, double eps);
+Tensor group_norm_backward_weight(const Tensor& grad, const Tensor& self, int64_t num_groups,
+                                  double eps);
+
+}  // namespace tg::formulas
