@@ -15,11 +15,14 @@
 #include <tapegrad/autograd/engine.h>
 #include <tapegrad/autograd/gradcheck.h>
 #include <tapegrad/autograd/node.h>
+#include <tapegrad/nn/conv.h>
 #include <tapegrad/nn/data.h>
 #include <tapegrad/nn/init.h>
 #include <tapegrad/nn/layers.h>
 #include <tapegrad/nn/module.h>
+#include <tapegrad/nn/norm.h>
 #include <tapegrad/nn/optim.h>
 #include <tapegrad/nn/serialize.h>
 #include <tapegrad/nn/state_dict.h>
+#include <tapegrad/ops/conv.h>
 #include <tapegrad/ops/seed_scatter.h>
