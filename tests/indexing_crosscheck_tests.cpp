@@ -25,6 +25,7 @@ using json = nlohmann::json;
 using Tensors = std::map<std::string, tg::Tensor>;
 
 json load_cases() {
+  // not __FILE__: ccache (CCACHE_BASEDIR) makes it relative to the build folder
   const auto path = std::filesystem::path(TG_TEST_DATA_DIR) / "scatter_family_crosscheck.json";
   std::ifstream in(path);
   REQUIRE_MESSAGE(in.good(), "cannot open ", path.string());

@@ -1,6 +1,7 @@
 // opgen, part 1: reading a spec. Every key is checked; a mistake names the file, op and key.
 #include <algorithm>
 #include <map>
+#include <regex>
 
 #include "opgen.h"
 
@@ -64,8 +65,8 @@ Op parse_op(const std::string& file, const json& j) {
   op.name = j.value("name", "");
   if (op.name.empty()) throw SpecError(file + ": an op has no 'name'");
   check_keys(op, "", j,
-             {"name", "doc", "args", "returns", "variants", "dtypes", "kernels", "backward",
-              "differentiable", "samples"});
+             {"name", "doc", "args", "returns", "variants", "dtypes", "kernels", "check",
+              "backward", "differentiable", "samples"});
   if (!j.contains("doc")) spec_fail(op, "doc", "missing (one line describing the op)");
   op.doc = j["doc"].get<std::string>();
   if (!j.contains("args") || !j["args"].is_array()) spec_fail(op, "args", "missing or not a list");
@@ -113,6 +114,14 @@ Op parse_op(const std::string& file, const json& j) {
     std::string fn = v.get<std::string>();
     if (fn.find("::") == std::string::npos) spec_fail(op, "kernels." + k, "qualify the kernel from tg::, e.g. cpu::" + fn);
     op.kernels.emplace_back(k, fn);
+  }
+  if (j.contains("check")) {
+    // "checks::<op>": tg::checks::<op>, with exactly the op's parameter list
+    static const std::regex kCheckName("checks::[A-Za-z_][A-Za-z_0-9]*");
+    if (!j["check"].is_string() || !std::regex_match(j["check"].get<std::string>(), kCheckName))
+      spec_fail(op, "check", "expected \"checks::<function>\" (a function in namespace tg::checks), got " +
+                                 j["check"].dump());
+    op.check = j["check"].get<std::string>();
   }
   op.differentiable = j.value("differentiable", true);
   json backward = j.value("backward", json::object());
