@@ -1,12 +1,13 @@
-#include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
-#include <tapegrad/generated/functions.h>
 #include <tapegrad/nn/conv.h>
-#include <tapegrad/nn/init.h>
-#include <tapegrad/ops/conv.h>
 
 #include <cmath>
 #include <sstream>
+
+#include <tapegrad/core/error.h>
+#include <tapegrad/core/factories.h>
+#include <tapegrad/generated/functions.h>
+#include <tapegrad/nn/init.h>
+#include <tapegrad/ops/conv.h>
 
 namespace tg::nn {
 

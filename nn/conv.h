@@ -5,8 +5,6 @@
 //   auto conv = std::make_shared<tg::nn::Conv2d>(1, 16, 3, tg::nn::ConvOptions{.padding = 1});
 //   auto same = std::make_shared<tg::nn::Conv2d>(16, 16, 3, tg::nn::ConvOptions{.padding =
 //   "same"}); auto pool = std::make_shared<tg::nn::MaxPool2d>(2);
-#include <tapegrad/nn/module.h>
-
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -14,6 +12,8 @@
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include <tapegrad/nn/module.h>
 
 namespace tg::nn {
 

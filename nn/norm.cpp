@@ -1,10 +1,11 @@
+#include <tapegrad/nn/norm.h>
+
+#include <sstream>
+
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/factories.h>
 #include <tapegrad/core/grad_mode.h>
 #include <tapegrad/generated/functions.h>
-#include <tapegrad/nn/norm.h>
-
-#include <sstream>
 
 namespace tg::nn {
 

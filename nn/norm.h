@@ -2,11 +2,11 @@
 // Normalisation layers: BatchNorm1d, BatchNorm2d and GroupNorm, with PyTorch's parameter and
 // buffer names (weight, bias, running_mean, running_var, num_batches_tracked), so that their
 // state_dict entries match torch.nn's one to one.
-#include <tapegrad/nn/module.h>
-
 #include <cstdint>
 #include <optional>
 #include <string>
+
+#include <tapegrad/nn/module.h>
 
 namespace tg::nn {
 

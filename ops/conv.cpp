@@ -1,11 +1,12 @@
 // conv1d / conv2d with padding "same" or "valid" (see conv.h), composed of the conv ops and a
 // view, so gradients of every order come from those ops.
-#include <tapegrad/core/error.h>
-#include <tapegrad/generated/functions.h>
 #include <tapegrad/ops/conv.h>
 
 #include <string>
 #include <vector>
+
+#include <tapegrad/core/error.h>
+#include <tapegrad/generated/functions.h>
 
 namespace tg::detail {
 

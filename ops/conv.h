@@ -3,11 +3,11 @@
 //   tg::conv2d(x, w, b, {1}, "same")   // output spatial size = input's (stride must be 1)
 // The generated tg::conv1d / tg::conv2d take padding as a list of ints; these overloads take any
 // string-like value (a template, so that a braced list such as {0} still picks the list form).
-#include <tapegrad/core/tensor.h>
-
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
+
+#include <tapegrad/core/tensor.h>
 
 namespace tg {
 

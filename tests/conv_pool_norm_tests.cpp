@@ -3,15 +3,16 @@
 // outputs and gradients for inputs that both sides build as wave(shape, a, b)[k] = sin(a k + b).
 // Then conv2d against a direct loop over many geometries, and the edge cases of each op.
 #include <doctest/doctest.h>
-#include <tapegrad/tapegrad.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <tapegrad/tapegrad.h>
 
 #include "test_helpers.h"
 

@@ -1,13 +1,14 @@
 // The conv, pooling and normalisation modules: parameter names and shapes, PyTorch's initial
 // values, printing, running statistics, train / eval, state_dict, and a small CNN end to end.
 #include <doctest/doctest.h>
-#include <tapegrad/tapegrad.h>
 
 #include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <tapegrad/tapegrad.h>
 
 #include "test_helpers.h"
 

@@ -1,12 +1,13 @@
 // Backward helpers of the conv, pooling and normalisation ops, written with public ops (see
 // conv.h for the math).
 #include <tapegrad/autograd/formulas/conv.h>
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
-#include <tapegrad/generated/functions.h>
 
 #include <utility>
 #include <vector>
+
+#include <tapegrad/core/factories.h>
+#include <tapegrad/core/operators.h>
+#include <tapegrad/generated/functions.h>
 
 namespace tg::formulas {
 

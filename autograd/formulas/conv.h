@@ -5,9 +5,9 @@
 // conv_backward_input and conv_backward_weight are the two adjoints of the bilinear map
 // (input, weight) -> conv(input, weight); the adjoint of each of them is again one of the three,
 // so every derivative of a conv, to any order, is a conv or one of its two backward ops.
-#include <tapegrad/core/tensor.h>
-
 #include <optional>
+
+#include <tapegrad/core/tensor.h>
 
 namespace tg::formulas {
 

@@ -3,14 +3,14 @@
 // (K = in_channels / groups * kH * kW, L = OH * OW): the whole batch in one GEMM, so the small
 // images of a CNN still make one large product. conv1d runs as a conv2d of height 1 (the same
 // memory: every tensor below is contiguous).
+#include <algorithm>
+#include <cstring>
+
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/checks/conv.h>
-
-#include <algorithm>
-#include <cstring>
 
 namespace tg::cpu {
 
@@ -174,7 +174,6 @@ Tensor conv_forward(const Tensor& self, const Tensor& weight, const Tensor& bias
 
 Tensor conv1d(const Tensor& self, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  checks::conv1d(self, weight, bias, stride, padding, dilation, groups);
   return conv_forward(
       self, weight, bias,
       checks::conv_geometry(1, self.shape(), weight.shape(), stride, padding, dilation, groups));
@@ -182,7 +181,6 @@ Tensor conv1d(const Tensor& self, const Tensor& weight, const Tensor& bias, IntA
 
 Tensor conv2d(const Tensor& self, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  checks::conv2d(self, weight, bias, stride, padding, dilation, groups);
   return conv_forward(
       self, weight, bias,
       checks::conv_geometry(2, self.shape(), weight.shape(), stride, padding, dilation, groups));
@@ -191,7 +189,6 @@ Tensor conv2d(const Tensor& self, const Tensor& weight, const Tensor& bias, IntA
 Tensor conv_backward_input(const Tensor& grad_output, const Tensor& weight, IntArrayRef input_size,
                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                            int64_t groups) {
-  checks::conv_backward_input(grad_output, weight, input_size, stride, padding, dilation, groups);
   const ConvGeometry g = checks::conv_geometry(static_cast<int>(weight.dim()) - 2, input_size,
                                                weight.shape(), stride, padding, dilation, groups);
   Tensor gx = empty(input_size, grad_output.dtype(), grad_output.device());
@@ -213,7 +210,6 @@ Tensor conv_backward_input(const Tensor& grad_output, const Tensor& weight, IntA
 Tensor conv_backward_weight(const Tensor& grad_output, const Tensor& input, IntArrayRef weight_size,
                             IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                             int64_t groups) {
-  checks::conv_backward_weight(grad_output, input, weight_size, stride, padding, dilation, groups);
   const ConvGeometry g =
       checks::conv_geometry(static_cast<int>(weight_size.size()) - 2, input.shape(), weight_size,
                             stride, padding, dilation, groups);

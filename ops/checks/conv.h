@@ -1,10 +1,10 @@
 #pragma once
-// Argument checks of conv1d, conv2d and their two backward ops (the check layer: they run before
-// any kernel and throw the op's "[op]" error), and the geometry the kernels compute from checked
-// arguments. A conv1d is a conv2d with a height of 1, so one geometry serves both.
-#include <tapegrad/core/tensor.h>
-
+// The geometry of conv1d, conv2d and their two backward ops, shared by their checks (spec key
+// "check": checks::conv2d etc. in conv.cpp, declared by the generator) and their kernels. A conv1d
+// is a conv2d with a height of 1, so one geometry serves both.
 #include <cstdint>
+
+#include <tapegrad/core/tensor.h>
 
 namespace tg::checks {
 
@@ -34,16 +34,5 @@ ConvGeometry conv_geometry(int spatial, const Shape& input_shape, const Shape& w
 ConvGeometry check_conv(const char* op, int spatial, const Shape& input_shape,
                         const Shape& weight_shape, IntArrayRef stride, IntArrayRef padding,
                         IntArrayRef dilation, int64_t groups);
-
-void conv1d(const Tensor& self, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-            IntArrayRef padding, IntArrayRef dilation, int64_t groups);
-void conv2d(const Tensor& self, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-            IntArrayRef padding, IntArrayRef dilation, int64_t groups);
-void conv_backward_input(const Tensor& grad_output, const Tensor& weight, IntArrayRef input_size,
-                         IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-                         int64_t groups);
-void conv_backward_weight(const Tensor& grad_output, const Tensor& input, IntArrayRef weight_size,
-                          IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-                          int64_t groups);
 
 }  // namespace tg::checks

@@ -1,6 +1,6 @@
 // Checks of batch_norm and group_norm (see norm.h).
 #include <tapegrad/core/error.h>
-#include <tapegrad/ops/checks/norm.h>
+#include <tapegrad/ops/checks/common.h>
 
 namespace tg::checks {
 

@@ -1,10 +1,10 @@
 #pragma once
-// Argument checks of the 2-d pooling ops and their backward ops, and the geometry the kernels
-// compute from checked arguments.
-#include <tapegrad/core/tensor.h>
-
+// The geometry of the 2-d pooling ops and their backward ops, shared by their checks (pool.cpp)
+// and their kernels.
 #include <cstdint>
 #include <optional>
+
+#include <tapegrad/core/tensor.h>
 
 namespace tg::checks {
 
@@ -26,16 +26,5 @@ int64_t pool_output_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int
 // Geometry of checked arguments (an empty stride means stride = kernel_size).
 PoolGeometry pool_geometry(const Shape& input_shape, IntArrayRef kernel_size, IntArrayRef stride,
                            IntArrayRef padding, IntArrayRef dilation, bool ceil_mode);
-
-void max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
-                IntArrayRef padding, IntArrayRef dilation, bool ceil_mode);
-void avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
-                IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                std::optional<int64_t> divisor_override);
-void avg_pool2d_backward(const Tensor& grad_output, IntArrayRef input_size, IntArrayRef kernel_size,
-                         IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
-                         bool count_include_pad, std::optional<int64_t> divisor_override);
-void adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size);
-void adaptive_avg_pool2d_backward(const Tensor& grad_output, IntArrayRef input_size);
 
 }  // namespace tg::checks
