@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <tapegrad/core/factories.h>
+#include <tapegrad/core/grad_mode.h>
 #include <tapegrad/core/operators.h>
 #include <tapegrad/generated/functions.h>
 
@@ -94,6 +95,29 @@ Tensor batch_norm_backward_weight(const Tensor& grad, const Tensor& self,
                                   bool training, double eps) {
   const Tensor xhat = batch_norm_normalize(self, running_mean, running_var, training, eps).first;
   return sum_except_channels(grad * xhat);
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_grads(const Tensor& grad, const Tensor& self,
+                                                    const Tensor& running_mean,
+                                                    const Tensor& running_var, const Tensor& weight,
+                                                    bool training, double eps,
+                                                    const std::array<bool, 3>& grad_input_mask) {
+  const auto [want_self, want_weight, want_bias] = grad_input_mask;
+  // Recording a double backward: create_graph turned grad mode on and an input requires grad.
+  const bool recording = GradMode::is_enabled() && (grad.requires_grad() || self.requires_grad() ||
+                                                    (weight.defined() && weight.requires_grad()));
+  if (!recording) {
+    auto [gi, gw, gb] =
+        batch_norm_backward(grad, self, running_mean, running_var, weight, training, eps);
+    return {want_self ? gi : Tensor(), want_weight ? gw : Tensor(), want_bias ? gb : Tensor()};
+  }
+  return {
+      want_self
+          ? batch_norm_backward_self(grad, self, running_mean, running_var, weight, training, eps)
+          : Tensor(),
+      want_weight ? batch_norm_backward_weight(grad, self, running_mean, running_var, training, eps)
+                  : Tensor(),
+      want_bias ? sum_except_channels(grad) : Tensor()};
 }
 
 namespace {

@@ -5,7 +5,9 @@
 // conv_backward_input and conv_backward_weight are the two adjoints of the bilinear map
 // (input, weight) -> conv(input, weight); the adjoint of each of them is again one of the three,
 // so every derivative of a conv, to any order, is a conv or one of its two backward ops.
+#include <array>
 #include <optional>
+#include <tuple>
 
 #include <tapegrad/core/tensor.h>
 
@@ -32,6 +34,13 @@ Tensor adaptive_avg_pool2d_double_backward(const Tensor& grad, const Shape& grad
 //   self:   training: rstd * (g - mean(g) - x^ * mean(g * x^)) over every dim but 1; eval: g * rstd
 //   weight: sum of grad * x^ over every dim but 1
 //   bias:   sum of grad over every dim but 1
+// All three at once: the fused batch_norm_backward op when no graph is being recorded, the
+// composed formulas below under create_graph (so that they can be differentiated again).
+std::tuple<Tensor, Tensor, Tensor> batch_norm_grads(const Tensor& grad, const Tensor& self,
+                                                    const Tensor& running_mean,
+                                                    const Tensor& running_var, const Tensor& weight,
+                                                    bool training, double eps,
+                                                    const std::array<bool, 3>& grad_input_mask);
 Tensor batch_norm_backward_self(const Tensor& grad, const Tensor& self, const Tensor& running_mean,
                                 const Tensor& running_var, const Tensor& weight, bool training,
                                 double eps);

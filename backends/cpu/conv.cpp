@@ -87,7 +87,13 @@ void col2im(const T* cols, const ConvGeometry& g, T* gx) {
             if (ih < 0 || ih >= g.h) continue;
             const int64_t base = ih * g.w - g.pw + j * g.dw;
             const T* srow = src + oh * g.ow;
-            for (int64_t ow = ow_lo; ow < ow_hi; ++ow) plane[base + ow * g.sw] += srow[ow];
+            if (g.sw == 1) {  // contiguous on both sides: a loop the compiler vectorises
+              T* prow = plane + base + ow_lo;  // base + ow_lo >= 0: the first column inside
+              const T* from = srow + ow_lo;
+              for (int64_t k = 0; k < ow_hi - ow_lo; ++k) prow[k] += from[k];
+            } else {
+              for (int64_t ow = ow_lo; ow < ow_hi; ++ow) plane[base + ow * g.sw] += srow[ow];
+            }
           }
         }
     }

@@ -1,7 +1,8 @@
-// CPU kernels of batch_norm and group_norm: statistics in double over contiguous data (mean
-// first, then the variance around it: two exact passes), then one pass that writes
-// (x - mean) * (rstd * weight) + bias.
+// CPU kernels of batch_norm, its fused backward and group_norm: statistics in double over
+// contiguous data (mean first, then the variance around it: two exact passes), then one pass that
+// writes (x - mean) * (rstd * weight) + bias.
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include <tapegrad/core/copy.h>
@@ -111,6 +112,76 @@ Tensor batch_norm(const Tensor& self, const Tensor& running_mean, const Tensor& 
     copy_data(running_var, tensor(rv, {channels}).to(running_var.dtype()));
   }
   return out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(
+    const Tensor& grad_output, const Tensor& self, const Tensor& running_mean,
+    const Tensor& running_var, const Tensor& weight, bool training, double eps) {
+  const int64_t channels = self.size(1);
+  Tensor grad_input = empty(self.shape(), self.dtype(), self.device());
+  Tensor grad_weight = zeros({channels}, self.dtype(), self.device());
+  Tensor grad_bias = zeros({channels}, self.dtype(), self.device());
+  if (self.numel() == 0) return {grad_input, grad_weight, grad_bias};
+  const int64_t n = self.size(0), inner = self.numel() / (n * channels), count = n * inner;
+  const Tensor x = self.contiguous(), dy = grad_output.contiguous();
+  const std::vector<double> w = channel_values(weight, channels, 1.0);
+  const std::vector<double> rm =
+      running_mean.defined() ? running_mean.to_vector<double>() : std::vector<double>();
+  const std::vector<double> rv =
+      running_var.defined() ? running_var.to_vector<double>() : std::vector<double>();
+  visit_floating("batch_norm_backward", self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xp = x.data<T>();
+    const T* dp = dy.data<T>();
+    T* gi = grad_input.data<T>();
+    T* gw = grad_weight.data<T>();
+    T* gb = grad_bias.data<T>();
+    // Per channel, with x^ = (x - mean) * rstd: grad_bias = sum(dy), grad_weight = sum(dy x^),
+    // and grad_input = w rstd (dy - [training] (sum(dy) + x^ sum(dy x^)) / count).
+    parallel_for(
+        0, channels, std::max<int64_t>(1, kElementwiseGrain / count), [&](int64_t lo, int64_t hi) {
+          for (int64_t c = lo; c < hi; ++c) {
+            const size_t ci = static_cast<size_t>(c);
+            double mean = 0, var = 0;
+            if (training) {
+              for (int64_t i = 0; i < n; ++i)
+                mean += sum_of(xp + (i * channels + c) * inner, inner);
+              mean /= static_cast<double>(count);
+              for (int64_t i = 0; i < n; ++i)
+                var += squares_around(xp + (i * channels + c) * inner, inner, mean);
+              var /= static_cast<double>(count);
+            } else {
+              mean = rm[ci];
+              var = rv[ci];
+            }
+            const double rstd = 1 / std::sqrt(var + eps);
+            double sum_dy = 0, sum_dy_xmu = 0;
+            for (int64_t i = 0; i < n; ++i) {
+              const T* xr = xp + (i * channels + c) * inner;
+              const T* dr = dp + (i * channels + c) * inner;
+              for (int64_t j = 0; j < inner; ++j) {
+                sum_dy += static_cast<double>(dr[j]);
+                sum_dy_xmu += static_cast<double>(dr[j]) * (static_cast<double>(xr[j]) - mean);
+              }
+            }
+            gb[c] = static_cast<T>(sum_dy);
+            gw[c] = static_cast<T>(sum_dy_xmu * rstd);
+            const T scale = static_cast<T>(w[ci] * rstd), center = static_cast<T>(mean);
+            const T mean_dy = training ? static_cast<T>(sum_dy / static_cast<double>(count)) : T(0);
+            const T k = training
+                            ? static_cast<T>(sum_dy_xmu * rstd * rstd / static_cast<double>(count))
+                            : T(0);
+            for (int64_t i = 0; i < n; ++i) {
+              const T* xr = xp + (i * channels + c) * inner;
+              const T* dr = dp + (i * channels + c) * inner;
+              T* gr = gi + (i * channels + c) * inner;
+              for (int64_t j = 0; j < inner; ++j)
+                gr[j] = (dr[j] - mean_dy - (xr[j] - center) * k) * scale;
+            }
+          }
+        });
+  });
+  return {grad_input, grad_weight, grad_bias};
 }
 
 Tensor group_norm(const Tensor& self, int64_t num_groups, const Tensor& weight, const Tensor& bias,
