@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
   tg::data::Standardizer scaler;
   const tg::Tensor x_train =
       scaler.fit_transform(pixels.index_select(0, split.train)).reshape({-1, 1, 8, 8});
-  const tg::Tensor x_test = scaler.transform(pixels.index_select(0, split.test)).reshape({-1, 1, 8, 8});
+  const tg::Tensor x_test =
+      scaler.transform(pixels.index_select(0, split.test)).reshape({-1, 1, 8, 8});
   const tg::Tensor y_train = labels.index_select(0, split.train);
   const tg::Tensor y_test = labels.index_select(0, split.test);
   std::cout << "digits_cnn: " << x_train.size(0) << " train / " << x_test.size(0)

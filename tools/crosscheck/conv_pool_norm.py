@@ -29,7 +29,8 @@ OUT = {}
 
 
 def emit(name, t):
-    OUT[name] = {"shape": list(t.shape), "values": [float(v) for v in t.detach().reshape(-1).tolist()]}
+    values = [float(v) for v in t.detach().reshape(-1).tolist()]
+    OUT[name] = {"shape": list(t.shape), "values": values}
 
 
 def grads(y, *xs):
@@ -38,7 +39,8 @@ def grads(y, *xs):
 
 
 # conv2d with stride, padding, dilation and bias; first and second derivatives.
-x, w, b = leaf(wave([2, 2, 4, 5], 0.37, 0.1)), leaf(wave([3, 2, 3, 2], 0.23, 0.5)), leaf(wave([3], 1.1, 0.0))
+x, w = leaf(wave([2, 2, 4, 5], 0.37, 0.1)), leaf(wave([3, 2, 3, 2], 0.23, 0.5))
+b = leaf(wave([3], 1.1, 0.0))
 y = F.conv2d(x, w, b, stride=(2, 1), padding=(1, 2), dilation=(1, 2))
 emit("conv2d y", y)
 gx, gw, gb = grads(y, x, w, b)
@@ -62,7 +64,8 @@ gx, gw = grads(y, x, w)
 emit("same grad x", gx)
 
 # conv1d.
-x, w, b = leaf(wave([2, 3, 7], 0.19, 0.3)), leaf(wave([2, 3, 3], 0.47, 0.1)), leaf(wave([2], 0.9, 1.0))
+x, w = leaf(wave([2, 3, 7], 0.19, 0.3)), leaf(wave([2, 3, 3], 0.47, 0.1))
+b = leaf(wave([2], 0.9, 1.0))
 y = F.conv1d(x, w, b, stride=2, padding=2, dilation=2)
 emit("conv1d y", y)
 gx, gw, gb = grads(y, x, w, b)
@@ -96,12 +99,15 @@ gx, = grads(y, x)
 emit("adaptive grad x", gx)
 
 # batch_norm: training (with the running-stat update), then eval.
-x, w, b = leaf(wave([3, 2, 2, 2], 0.71, 0.4) * 2 + 0.5), leaf(wave([2], 0.8, 1.0)), leaf(wave([2], 0.3, 0.2))
+x = leaf(wave([3, 2, 2, 2], 0.71, 0.4) * 2 + 0.5)
+w, b = leaf(wave([2], 0.8, 1.0)), leaf(wave([2], 0.3, 0.2))
 rm, rv = wave([2], 0.5, 0.1), wave([2], 0.5, 0.1).abs() + 0.5
 y = F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.2, eps=1e-5)
 emit("batch_norm train y", y); emit("running_mean after", rm); emit("running_var after", rv)
 gx, gw, gb = grads(y, x, w, b)
-emit("batch_norm train grad x", gx); emit("batch_norm train grad w", gw); emit("batch_norm train grad b", gb)
+emit("batch_norm train grad x", gx)
+emit("batch_norm train grad w", gw)
+emit("batch_norm train grad b", gb)
 ggx, = torch.autograd.grad((gx * gx).sum(), (x,))
 emit("batch_norm train d/dx sum(grad_x^2)", ggx)
 y = F.batch_norm(x, rm, rv, w, b, training=False, eps=1e-3)
@@ -116,7 +122,9 @@ emit("group_norm y", y)
 gx, gw, gb = grads(y, x, w, b)
 emit("group_norm grad x", gx); emit("group_norm grad w", gw)
 
-path = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "conv_pool_norm_crosscheck.json")
+path = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data",
+                    "conv_pool_norm_crosscheck.json")
 with open(path, "w") as f:
-    json.dump({"generator": "tools/crosscheck/conv_pool_norm.py", "torch": torch.__version__, "values": OUT}, f)
+    json.dump({"generator": "tools/crosscheck/conv_pool_norm.py", "torch": torch.__version__,
+               "values": OUT}, f)
     f.write("\n")
