@@ -45,6 +45,43 @@ AvgWindow avg_window(const PoolGeometry& g, int64_t oh, int64_t ow, bool count_i
 int64_t adaptive_start(int64_t o, int64_t out, int64_t in) { return (o * in) / out; }
 int64_t adaptive_end(int64_t o, int64_t out, int64_t in) { return ((o + 1) * in + out - 1) / out; }
 
+// Planes [lo, hi) of max_pool2d. g is a copy: its sizes stay in registers, which the stores
+// into o and idx (possible aliases of a reference) would otherwise force to be reloaded.
+template <typename T>
+void max_pool_planes(const T* in, T* o, int64_t* idx, const PoolGeometry g, int64_t lo,
+                     int64_t hi) {
+  const int64_t plane = g.h * g.w, out_plane = g.oh * g.ow;
+  for (int64_t p = lo; p < hi; ++p) {
+    const T* src = in + p * plane;
+    T* op = o + p * out_plane;
+    int64_t* ip = idx + p * out_plane;
+    for (int64_t oh = 0; oh < g.oh; ++oh) {
+      int64_t h0 = oh * g.sh - g.ph;
+      const int64_t h1 = std::min(h0 + (g.kh - 1) * g.dh + 1, g.h);
+      while (h0 < 0) h0 += g.dh;
+      for (int64_t ow = 0; ow < g.ow; ++ow) {
+        int64_t w0 = ow * g.sw - g.pw;
+        const int64_t w1 = std::min(w0 + (g.kw - 1) * g.dw + 1, g.w);
+        while (w0 < 0) w0 += g.dw;
+        // As PyTorch: the first maximum in scan order wins, and a NaN wins over any number (the
+        // last NaN seen).
+        int64_t best = h0 * g.w + w0;
+        T best_value = -std::numeric_limits<T>::infinity();
+        for (int64_t ih = h0; ih < h1; ih += g.dh)
+          for (int64_t iw = w0; iw < w1; iw += g.dw) {
+            const T v = src[ih * g.w + iw];
+            if (v > best_value || std::isnan(v)) {
+              best_value = v;
+              best = ih * g.w + iw;
+            }
+          }
+        op[oh * g.ow + ow] = best_value;
+        ip[oh * g.ow + ow] = best;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // ---- max_pool2d --------------------------------------------------------------------------------
@@ -63,36 +100,8 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& self, IntArrayRef kernel_siz
     const T* in = x.data<T>();
     T* o = out.data<T>();
     int64_t* idx = indices.data<int64_t>();
-    const int64_t plane = g.h * g.w, out_plane = g.oh * g.ow;
-    parallel_for(0, g.planes(), plane_grain(out_plane * g.kh * g.kw), [&](int64_t lo, int64_t hi) {
-      for (int64_t p = lo; p < hi; ++p) {
-        const T* src = in + p * plane;
-        for (int64_t oh = 0; oh < g.oh; ++oh) {
-          int64_t h0 = oh * g.sh - g.ph;
-          const int64_t h1 = std::min(h0 + (g.kh - 1) * g.dh + 1, g.h);
-          while (h0 < 0) h0 += g.dh;
-          for (int64_t ow = 0; ow < g.ow; ++ow) {
-            int64_t w0 = ow * g.sw - g.pw;
-            const int64_t w1 = std::min(w0 + (g.kw - 1) * g.dw + 1, g.w);
-            while (w0 < 0) w0 += g.dw;
-            // As PyTorch: the first maximum in scan order wins, and a NaN wins over any number
-            // (the last NaN seen).
-            int64_t best = h0 * g.w + w0;
-            T best_value = -std::numeric_limits<T>::infinity();
-            for (int64_t ih = h0; ih < h1; ih += g.dh)
-              for (int64_t iw = w0; iw < w1; iw += g.dw) {
-                const T v = src[ih * g.w + iw];
-                if (v > best_value || std::isnan(v)) {
-                  best_value = v;
-                  best = ih * g.w + iw;
-                }
-              }
-            o[p * out_plane + oh * g.ow + ow] = best_value;
-            idx[p * out_plane + oh * g.ow + ow] = best;
-          }
-        }
-      }
-    });
+    parallel_for(0, g.planes(), plane_grain(g.oh * g.ow * g.kh * g.kw),
+                 [&](int64_t lo, int64_t hi) { max_pool_planes(in, o, idx, g, lo, hi); });
   });
   return {out, indices};
 }
