@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <tapegrad/autograd/node.h>
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::autograd {
 

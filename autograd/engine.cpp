@@ -6,10 +6,10 @@
 #include <algorithm>
 
 #include <tapegrad/autograd/node.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/grad_mode.h>
-#include <tapegrad/core/operators.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::autograd {
 

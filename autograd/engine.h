@@ -2,7 +2,7 @@
 // Backward over the tape, and tg::autograd::grad.
 #include <vector>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::autograd {
 

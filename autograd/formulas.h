@@ -3,6 +3,7 @@
 // Each is written with public ops, so double backward works through them.
 #include <tapegrad/autograd/formulas/conv.h>
 #include <tapegrad/autograd/formulas/elementwise.h>
+#include <tapegrad/autograd/formulas/fused.h>
 #include <tapegrad/autograd/formulas/indexing.h>
 #include <tapegrad/autograd/formulas/linalg.h>
 #include <tapegrad/autograd/formulas/nn_ops.h>

@@ -12,8 +12,8 @@
 #include <tapegrad/autograd/engine.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/grad_mode.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::autograd {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::autograd {
 

@@ -1,8 +1,9 @@
 #include <tapegrad/autograd/node.h>
 
+#include <tapegrad/autograd/meta.h>
 #include <tapegrad/core/grad_mode.h>
-#include <tapegrad/core/operators.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::autograd {
 
@@ -39,7 +40,7 @@ Tensor SavedTensor::unpack(const Node& owner) const {
   if (!is_output_ || !requires_grad_ || !GradMode::is_enabled()) return data_;
   // Under create_graph, the output comes back with this node as its history.
   Tensor out = data_.detach();
-  AutogradMeta& meta = out.impl()->autograd_meta();
+  AutogradMeta& meta = autograd_meta(*out.impl());
   meta.grad_fn = std::const_pointer_cast<Node>(owner.shared_from_this());
   meta.output_nr = output_nr_;
   out.impl()->keys = out.impl()->keys.add(DispatchKey::Autograd);
@@ -71,7 +72,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   std::shared_ptr<TensorImpl> leaf_impl = leaf.lock();
   if (!leaf_impl) return {};  // the leaf is gone: nobody can read its gradient
   Tensor g = std::move(grads[0]);
-  AutogradMeta& meta = leaf_impl->autograd_meta();
+  AutogradMeta& meta = autograd_meta(*leaf_impl);
   for (const auto& hook : meta.leaf_hooks) {
     Tensor replaced = hook(g);
     if (replaced.defined()) g = replaced;
@@ -98,7 +99,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
 Edge gradient_edge(const Tensor& t) {
   if (!t.defined() || !t.requires_grad()) return {};
   if (t.grad_fn()) return {t.grad_fn(), t.output_nr()};
-  AutogradMeta& meta = t.impl()->autograd_meta();
+  AutogradMeta& meta = autograd_meta(*t.impl());
   if (!meta.grad_accumulator) meta.grad_accumulator = std::make_shared<AccumulateGrad>(t.impl_ptr());
   return {meta.grad_accumulator, 0};
 }
@@ -128,7 +129,7 @@ void collect_inputs(Node& node, const std::vector<Tensor>& inputs) {
 void set_history(const std::shared_ptr<Node>& node, std::initializer_list<const Tensor*> outputs) {
   uint32_t nr = 0;
   for (const Tensor* t : outputs) {
-    AutogradMeta& meta = t->impl()->autograd_meta();
+    AutogradMeta& meta = autograd_meta(*t->impl());
     meta.grad_fn = node;
     meta.output_nr = nr++;
     t->impl()->keys = t->impl()->keys.add(DispatchKey::Autograd);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include <tapegrad/core/small_vector.h>
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::autograd {
 

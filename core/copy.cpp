@@ -59,7 +59,7 @@ template <typename To, typename From> inline To convert(From v) {
   }
 }
 
-void cpu_copy(const Tensor& dst, const Tensor& src) {
+void cpu_copy(const TensorBase& dst, const TensorBase& src) {
   Shape src_strides = broadcast_strides("copy", src, dst.shape());
   const int64_t n = dst.numel();
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() && src.shape() == dst.shape()) {
@@ -91,7 +91,7 @@ void cpu_copy(const Tensor& dst, const Tensor& src) {
   });
 }
 
-void cpu_fill(const Tensor& dst, const Scalar& value) {
+void cpu_fill(const TensorBase& dst, const Scalar& value) {
   visit_dtype("fill", dst.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T v = value.is_floating() ? convert<T>(value.to_double()) : convert<T>(value.to_int());
@@ -109,7 +109,7 @@ void cpu_fill(const Tensor& dst, const Scalar& value) {
 
 }  // namespace
 
-Shape broadcast_strides(const char* op, const Tensor& src, const Shape& shape) {
+Shape broadcast_strides(const char* op, const TensorBase& src, const Shape& shape) {
   const Shape& s = src.shape();
   TG_CHECK(s.size() <= shape.size(), ValueError, op, "source of shape ", s, " cannot broadcast to ", shape);
   Shape strides(shape.size(), 0);
@@ -125,7 +125,7 @@ Shape broadcast_strides(const char* op, const Tensor& src, const Shape& shape) {
 void set_copy_kernel(DeviceType type, CopyKernel fn) { g_copy[static_cast<int>(type)] = fn; }
 void set_fill_kernel(DeviceType type, FillKernel fn) { g_fill[static_cast<int>(type)] = fn; }
 
-void copy_data(const Tensor& dst, const Tensor& src) {
+void copy_data(const TensorBase& dst, const TensorBase& src) {
   if (dst.numel() == 0) return;
   Device dd = dst.device(), sd = src.device();
   if (dd == sd) {
@@ -133,24 +133,31 @@ void copy_data(const Tensor& dst, const Tensor& src) {
     TG_CHECK(k != nullptr, Error, "copy", "no copy kernel for ", dd);
     return k(dst, src);
   }
-  // Across devices: move bytes of a contiguous, same-dtype, same-shape source, converting first.
-  Tensor s = src;
-  if (sd.is_cpu()) {
-    s = src.dtype() == dst.dtype() ? src : src.to(dst.dtype());
-    s = s.expand(dst.shape()).contiguous();
+  // Across devices: move bytes of a contiguous, same-dtype, same-shape source. A host source is
+  // first converted and broadcast to that on the host.
+  TensorBase s = src;
+  const bool ready =
+      src.dtype() == dst.dtype() && src.shape() == dst.shape() && src.is_contiguous();
+  if (sd.is_cpu() && !ready) {
+    s = empty_strided(dst.shape(), contiguous_strides(dst.shape()), dst.dtype(), sd);
+    cpu_copy(s, src);
   }
   if (dst.is_contiguous() && s.is_contiguous() && s.dtype() == dst.dtype() && s.shape() == dst.shape()) {
     memcpy_between(dst.data_ptr(), dd, s.data_ptr(), s.device(), static_cast<size_t>(dst.numel()) * itemsize(dst.dtype()));
     return;
   }
   // General case: stage through a contiguous tensor on dst's device.
-  Tensor staged = empty_strided(s.shape(), contiguous_strides(s.shape()), s.dtype(), dd);
-  Tensor sc = s.contiguous();
+  TensorBase staged = empty_strided(s.shape(), contiguous_strides(s.shape()), s.dtype(), dd);
+  TensorBase sc = s;
+  if (!s.is_contiguous()) {  // made contiguous on its own device first
+    sc = empty_strided(s.shape(), contiguous_strides(s.shape()), s.dtype(), s.device());
+    copy_data(sc, s);
+  }
   memcpy_between(staged.data_ptr(), dd, sc.data_ptr(), sc.device(), static_cast<size_t>(sc.numel()) * itemsize(sc.dtype()));
   copy_data(dst, staged);
 }
 
-void fill_data(const Tensor& dst, const Scalar& value) {
+void fill_data(const TensorBase& dst, const Scalar& value) {
   if (dst.numel() == 0) return;
   Device d = dst.device();
   FillKernel k = d.is_cpu() ? &cpu_fill : g_fill[static_cast<int>(d.type)];

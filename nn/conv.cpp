@@ -4,10 +4,10 @@
 #include <sstream>
 
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/generated/functions.h>
 #include <tapegrad/nn/init.h>
 #include <tapegrad/ops/conv.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::nn {
 
@@ -42,10 +42,7 @@ bool all_equal(const std::vector<int64_t>& v, int64_t x) {
 
 ConvNd::ConvNd(const char* type_name, int spatial, int64_t in, int64_t out, const IntList& kernel,
                const ConvOptions& options)
-    : Module(type_name),
-      in_channels(in),
-      out_channels(out),
-      groups(options.groups),
+    : Module(type_name), in_channels(in), out_channels(out), groups(options.groups),
       spatial_(spatial) {
   const size_t n = static_cast<size_t>(spatial);
   kernel_size = expand(type_name, "kernel_size", kernel.values, n);
@@ -101,11 +98,9 @@ std::string ConvNd::extra_repr() const {
 // ---- pooling -----------------------------------------------------------------------------------
 
 MaxPool2d::MaxPool2d(const IntList& kernel, const MaxPoolOptions& options)
-    : Module("MaxPool2d"),
-      kernel_size(kernel.values),
+    : Module("MaxPool2d"), kernel_size(kernel.values),
       stride(options.stride.values.empty() ? kernel.values : options.stride.values),
-      padding(options.padding.values),
-      dilation(options.dilation.values),
+      padding(options.padding.values), dilation(options.dilation.values),
       ceil_mode(options.ceil_mode) {}
 
 Tensor MaxPool2d::forward(const Tensor& x) {
@@ -126,13 +121,10 @@ std::string MaxPool2d::extra_repr() const {
 }
 
 AvgPool2d::AvgPool2d(const IntList& kernel, const AvgPoolOptions& options)
-    : Module("AvgPool2d"),
-      kernel_size(kernel.values),
+    : Module("AvgPool2d"), kernel_size(kernel.values),
       stride(options.stride.values.empty() ? kernel.values : options.stride.values),
-      padding(options.padding.values),
-      ceil_mode(options.ceil_mode),
-      count_include_pad(options.count_include_pad),
-      divisor_override(options.divisor_override) {}
+      padding(options.padding.values), ceil_mode(options.ceil_mode),
+      count_include_pad(options.count_include_pad), divisor_override(options.divisor_override) {}
 
 Tensor AvgPool2d::forward(const Tensor& x) {
   return avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad,

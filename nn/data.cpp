@@ -12,10 +12,10 @@
 #include <utility>
 
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/grad_mode.h>
-#include <tapegrad/core/operators.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::data {
 namespace {

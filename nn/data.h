@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::data {
 

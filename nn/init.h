@@ -3,7 +3,7 @@
 // generator, so tg::manual_seed makes them reproducible.
 #include <cstdint>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::nn::init {
 

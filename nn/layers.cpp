@@ -5,11 +5,11 @@
 #include <tuple>
 
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/grad_mode.h>
-#include <tapegrad/core/operators.h>
 #include <tapegrad/generated/functions.h>
 #include <tapegrad/nn/init.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::nn {
 

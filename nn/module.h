@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 #include <tapegrad/nn/state_dict.h>
 
 namespace tg::nn {

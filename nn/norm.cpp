@@ -3,9 +3,9 @@
 #include <sstream>
 
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/grad_mode.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::nn {
 

@@ -6,9 +6,9 @@
 #include <type_traits>
 
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/grad_mode.h>
 #include <tapegrad/core/parallel.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::nn {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 #include <tapegrad/nn/state_dict.h>
 
 namespace tg::nn {

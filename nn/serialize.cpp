@@ -19,8 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/grad_mode.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg {
 namespace {

@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg {
 
@@ -16,8 +16,8 @@ namespace detail {
 Tensor conv_named_padding(const char* op, int spatial, const Tensor& self, const Tensor& weight,
                           const Tensor& bias, IntArrayRef stride, std::string_view padding,
                           IntArrayRef dilation, int64_t groups);
-template <typename S>
-inline constexpr bool is_padding_name = std::is_convertible_v<const S&, std::string_view>;
+template <typename S> inline constexpr bool is_padding_name =
+    std::is_convertible_v<const S&, std::string_view>;
 }  // namespace detail
 
 template <typename S, std::enable_if_t<detail::is_padding_name<S>, int> = 0>

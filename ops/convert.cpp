@@ -2,9 +2,9 @@
 // each allocates a fresh contiguous tensor and fills it with core/copy.h's copy_data, which
 // converts dtypes and moves data between devices.
 #include <tapegrad/core/copy.h>
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/generated/tensor.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::convert {
 

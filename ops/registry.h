@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::registry {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg {
 

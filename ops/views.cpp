@@ -9,9 +9,9 @@
 
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/generated/tensor.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::views {
 namespace {

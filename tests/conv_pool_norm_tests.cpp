@@ -242,9 +242,9 @@ TEST_CASE("batch_norm: training updates the running stats in place, then eval us
 
   // A rejected call leaves the running stats alone.
   const std::vector<double> before = rm.to_vector<double>();
-  CHECK_THROWS_AS(
-      batch_norm(x.narrow(0, 0, 1).narrow(2, 0, 1).narrow(3, 0, 1), rm, rv, {}, {}, true),
-      ValueError);
+  CHECK_THROWS_AS(batch_norm(x.narrow(0, 0, 1).narrow(2, 0, 1).narrow(3, 0, 1), rm, rv, {}, {},
+                             true),
+                  ValueError);
   CHECK(rm.to_vector<double>() == before);
 }
 

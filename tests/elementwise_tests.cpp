@@ -1,7 +1,7 @@
 // Elementwise ops: exact values on small hand-made inputs, broadcasting, type promotion,
 // non-contiguous inputs, in-place forms, errors, and a few hand-checked gradients.
 #include <doctest/doctest.h>
-#include <tapegrad/core/overloads.h>
+#include <tapegrad/ops/overloads.h>
 #include <tapegrad/tapegrad.h>
 
 #include <cmath>

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tapegrad builds with, when they are missing. Idempotent.
 set -euo pipefail
-packages=(cmake ninja-build g++ nlohmann-json3-dev doctest-dev libbenchmark-dev libopenblas-dev)
+# clang-format-14: the format check of .ci/run (tools/ci/check_format.sh); its output differs
+# between clang-format versions, so the check names one.
+packages=(cmake ninja-build g++ nlohmann-json3-dev doctest-dev libbenchmark-dev libopenblas-dev
+          clang-format-14)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

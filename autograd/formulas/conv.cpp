@@ -5,10 +5,10 @@
 #include <utility>
 #include <vector>
 
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/grad_mode.h>
-#include <tapegrad/core/operators.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::formulas {
 
@@ -111,13 +111,13 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_grads(const Tensor& grad, const Te
         batch_norm_backward(grad, self, running_mean, running_var, weight, training, eps);
     return {want_self ? gi : Tensor(), want_weight ? gw : Tensor(), want_bias ? gb : Tensor()};
   }
-  return {
-      want_self
-          ? batch_norm_backward_self(grad, self, running_mean, running_var, weight, training, eps)
-          : Tensor(),
-      want_weight ? batch_norm_backward_weight(grad, self, running_mean, running_var, training, eps)
-                  : Tensor(),
-      want_bias ? sum_except_channels(grad) : Tensor()};
+  return {want_self ? batch_norm_backward_self(grad, self, running_mean, running_var, weight,
+                                               training, eps)
+                    : Tensor(),
+          want_weight
+              ? batch_norm_backward_weight(grad, self, running_mean, running_var, training, eps)
+              : Tensor(),
+          want_bias ? sum_except_channels(grad) : Tensor()};
 }
 
 namespace {

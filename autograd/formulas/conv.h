@@ -9,7 +9,7 @@
 #include <optional>
 #include <tuple>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::formulas {
 

@@ -1,10 +1,10 @@
 #pragma once
 // Backward helpers for the elementwise op family (namespace tg::formulas). Each is written with
 // public ops, so double backward works through them.
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
-#include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/generated/tensor.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 
 #include <optional>
 

@@ -3,10 +3,10 @@
 // with public ops, so double backward works through them. masked_scatter's source and index_fill's
 // value have fused ops of their own (masked_scatter_backward, index_fill_value_backward).
 #include <tapegrad/autograd/formulas/elementwise.h>
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
-#include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/generated/tensor.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::formulas {
 

@@ -1,9 +1,9 @@
 #pragma once
 // Backward helpers for the linalg op family (namespace tg::formulas).
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
-#include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/generated/tensor.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::formulas {
 

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::formulas {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::formulas {
 

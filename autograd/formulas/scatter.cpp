@@ -1,7 +1,7 @@
 // Backward helpers of the index/scatter family; see scatter.h.
 #include <tapegrad/autograd/formulas/scatter.h>
 
-#include <tapegrad/core/grad_mode.h>
+#include <tapegrad/autograd/formulas/fused.h>
 
 namespace tg::formulas {
 namespace {
@@ -125,15 +125,6 @@ Tensor positions(const Shape& shape, int64_t dim, Device device) {
 
 int64_t wrap(int64_t dim, int64_t ndim) { return wrap_dim("backward", dim, ndim == 0 ? 1 : ndim); }
 
-// Whether this backward is being recorded for a double backward: create_graph turns grad mode on
-// while formulas run, and some input of the formula requires grad.
-bool recording(std::initializer_list<const Tensor*> inputs) {
-  if (!GradMode::is_enabled()) return false;
-  for (const Tensor* t : inputs)
-    if (t->defined() && t->requires_grad()) return true;
-  return false;
-}
-
 }  // namespace
 
 Tensor pad_to(const Tensor& t, const Shape& shape) {
@@ -197,7 +188,7 @@ std::tuple<Tensor, Tensor> scatter_reduce_grads(const Tensor& grad, const Tensor
                                                 const std::array<bool, 2>& grad_input_mask) {
   const auto [want_self, want_src] = grad_input_mask;
   // sum's gradients are a view and a gather already: nothing to fuse
-  if (reduce != "sum" && !recording({&grad, &self, &src, &result}))
+  if (reduce != "sum" && use_fused({&grad, &self, &src, &result}))
     return scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result,
                                    want_self ? (want_src ? "both" : "self") : "src");
   const Along a{false, dim, index};
@@ -212,7 +203,7 @@ std::tuple<Tensor, Tensor> index_reduce_grads(const Tensor& grad, const Tensor& 
                                               const Tensor& result,
                                               const std::array<bool, 2>& grad_input_mask) {
   const auto [want_self, want_source] = grad_input_mask;
-  if (!recording({&grad, &self, &source, &result}))
+  if (use_fused({&grad, &self, &source, &result}))
     return index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result,
                                  want_self ? (want_source ? "both" : "self") : "source");
   const Along a{true, dim, index};

@@ -6,10 +6,10 @@
 #include <string>
 #include <tuple>
 
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
-#include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/generated/tensor.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::formulas {
 
@@ -32,10 +32,10 @@ Tensor index_copy_source_backward(const Tensor& grad, const Shape& self_shape, i
 
 // scatter_reduce / index_reduce: the gradients of self and of src (source), each computed only
 // where grad_input_mask asks for it (the other comes back undefined), for reduce in sum | prod |
-// mean | amax | amin (rules in scatter.cpp). A plain backward runs the fused ops
-// scatter_reduce_backward / index_reduce_backward (both gradients from one set of per-slot
-// statistics); under create_graph, when an input requires grad, the same rules composed of
-// differentiable public ops.
+// mean | amax | amin. The rules are stated by their composed form in scatter.cpp (public ops, so
+// double backward works). When use_fused() allows it (a plain backward: fused.h) the fused ops
+// scatter_reduce_backward / index_reduce_backward compute the same gradients, bit for bit, from
+// one set of per-slot statistics.
 std::tuple<Tensor, Tensor> scatter_reduce_grads(const Tensor& grad, const Tensor& self, int64_t dim,
                                                 const Tensor& index, const Tensor& src,
                                                 const std::string& reduce, bool include_self,

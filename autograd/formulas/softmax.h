@@ -2,10 +2,10 @@
 // Backward helpers of the softmax and loss family (namespace tg::formulas): softmax, log_softmax,
 // logsumexp, nll_loss, cross_entropy and their fused backward ops. All are written with public
 // ops, so their own gradients (double backward) come for free.
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
-#include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/generated/tensor.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 
 #include <string>
 

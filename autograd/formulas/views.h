@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <vector>
 
-#include <tapegrad/core/factories.h>
-#include <tapegrad/core/operators.h>
-#include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/generated/tensor.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 
 namespace tg::formulas {
 

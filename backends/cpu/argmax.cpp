@@ -3,7 +3,6 @@
 #include <tuple>
 
 #include <tapegrad/core/error.h>
-#include <tapegrad/generated/functions.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {

@@ -6,17 +6,15 @@
 #include <algorithm>
 #include <cstring>
 
+#include <tapegrad/core/conv_geometry.h>
 #include <tapegrad/core/copy.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
-#include <tapegrad/ops/checks/conv.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::cpu {
 
 namespace {
-
-using checks::ConvGeometry;
 
 // floor(a / b) for b > 0 and any sign of a.
 int64_t div_floor(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
@@ -35,8 +33,7 @@ int64_t grain_for(int64_t row) {
 
 // cols[(c, i, j)][n * L + oh * OW + ow] = x[n, c, oh * sh - ph + i * dh, ow * sw - pw + j * dw],
 // 0 in the padding. Row (c, i, j) of the whole matrix is row (c % Cg, i, j) of group c / Cg's.
-template <typename T>
-void im2col(const T* x, const ConvGeometry& g, T* cols) {
+template <typename T> void im2col(const T* x, const ConvGeometry& g, T* cols) {
   const int64_t L = g.oh * g.ow, NL = g.n * L, taps = g.kh * g.kw;
   parallel_for(0, g.c * taps * g.n, grain_for(L), [&](int64_t lo_task, int64_t hi_task) {
     for (int64_t t = lo_task; t < hi_task; ++t) {
@@ -69,8 +66,7 @@ void im2col(const T* x, const ConvGeometry& g, T* cols) {
 
 // The adjoint of im2col: gx[n, c] = the sum of every column entry taken from it. One task per
 // (n, c) plane, so no two tasks write the same element.
-template <typename T>
-void col2im(const T* cols, const ConvGeometry& g, T* gx) {
+template <typename T> void col2im(const T* cols, const ConvGeometry& g, T* gx) {
   const int64_t L = g.oh * g.ow, NL = g.n * L, taps = g.kh * g.kw, plane_size = g.h * g.w;
   parallel_for(0, g.n * g.c, grain_for(taps * L), [&](int64_t lo_task, int64_t hi_task) {
     for (int64_t t = lo_task; t < hi_task; ++t) {
@@ -101,8 +97,7 @@ void col2im(const T* cols, const ConvGeometry& g, T* gx) {
 }
 
 // [N, OC, L] -> [OC, N * L]: the layout the GEMMs read the output gradient in.
-template <typename T>
-void to_channel_major(const T* y, const ConvGeometry& g, T* out) {
+template <typename T> void to_channel_major(const T* y, const ConvGeometry& g, T* out) {
   const int64_t L = g.oh * g.ow, NL = g.n * L;
   parallel_for(0, g.n * g.oc, grain_for(L), [&](int64_t lo, int64_t hi) {
     for (int64_t t = lo; t < hi; ++t) {
@@ -180,23 +175,23 @@ Tensor conv_forward(const Tensor& self, const Tensor& weight, const Tensor& bias
 
 Tensor conv1d(const Tensor& self, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  return conv_forward(
-      self, weight, bias,
-      checks::conv_geometry(1, self.shape(), weight.shape(), stride, padding, dilation, groups));
+  return conv_forward(self, weight, bias,
+                      conv_geometry(1, self.shape(), weight.shape(), stride, padding, dilation,
+                                    groups));
 }
 
 Tensor conv2d(const Tensor& self, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  return conv_forward(
-      self, weight, bias,
-      checks::conv_geometry(2, self.shape(), weight.shape(), stride, padding, dilation, groups));
+  return conv_forward(self, weight, bias,
+                      conv_geometry(2, self.shape(), weight.shape(), stride, padding, dilation,
+                                    groups));
 }
 
 Tensor conv_backward_input(const Tensor& grad_output, const Tensor& weight, IntArrayRef input_size,
                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                            int64_t groups) {
-  const ConvGeometry g = checks::conv_geometry(static_cast<int>(weight.dim()) - 2, input_size,
-                                               weight.shape(), stride, padding, dilation, groups);
+  const ConvGeometry g = conv_geometry(static_cast<int>(weight.dim()) - 2, input_size,
+                                       weight.shape(), stride, padding, dilation, groups);
   Tensor gx = empty(input_size, grad_output.dtype(), grad_output.device());
   if (gx.numel() == 0) return gx;
   if (grad_output.numel() == 0) {  // no output channels: the input had no influence
@@ -216,9 +211,8 @@ Tensor conv_backward_input(const Tensor& grad_output, const Tensor& weight, IntA
 Tensor conv_backward_weight(const Tensor& grad_output, const Tensor& input, IntArrayRef weight_size,
                             IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                             int64_t groups) {
-  const ConvGeometry g =
-      checks::conv_geometry(static_cast<int>(weight_size.size()) - 2, input.shape(), weight_size,
-                            stride, padding, dilation, groups);
+  const ConvGeometry g = conv_geometry(static_cast<int>(weight_size.size()) - 2, input.shape(),
+                                       weight_size, stride, padding, dilation, groups);
   Tensor gw = empty(weight_size, grad_output.dtype(), grad_output.device());
   if (gw.numel() == 0) return gw;
   if (grad_output.numel() == 0) {  // an empty batch: no contribution

@@ -1,8 +1,8 @@
 // CPU index_select, index_add, index_copy and index_reduce: the row form of the scatter engine
 // (scatter_engine.h); index_select gathers through the 1-d index viewed as expanded to the
 // result's shape (stride 0 off dim), which copies whole rows.
-#include <tapegrad/core/factories.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 #include "scatter_engine.h"
 

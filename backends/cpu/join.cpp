@@ -4,9 +4,9 @@
 #include <cstring>
 
 #include <tapegrad/core/copy.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::cpu {
 namespace {

@@ -10,9 +10,9 @@
 
 #include <tapegrad/backends/cpu/linalg.h>
 #include <tapegrad/core/copy.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 #ifdef TG_WITH_BLAS
 #include <cblas.h>

@@ -1,6 +1,6 @@
 #pragma once
 // CPU matmul entry points beyond the registered kernel (for tests and benchmarks).
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::cpu {
 

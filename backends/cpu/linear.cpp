@@ -1,7 +1,6 @@
 // CPU kernel of linear: one matmul against the transposed weight (BLAS reads it in place), then
 // the bias added row by row into the fresh result.
 #include <tapegrad/core/parallel.h>
-#include <tapegrad/generated/functions.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {

@@ -16,9 +16,9 @@
 //               over strides.
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
+#include <tapegrad/ops/factories.h>
 
 #include <algorithm>
 #include <array>

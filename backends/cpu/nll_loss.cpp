@@ -9,8 +9,8 @@
 // "mean" divides the sum by D = sum of w[t] over the non-ignored samples (PyTorch's rule; nan
 // when every target is ignored), "sum" by 1, "none" keeps one loss per sample.
 #include <tapegrad/backends/cpu/softmax_rows.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 #include <cmath>
 #include <string>

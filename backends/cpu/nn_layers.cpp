@@ -3,10 +3,9 @@
 #include <cmath>
 #include <cstring>
 
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
-#include <tapegrad/generated/functions.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::cpu {
 
@@ -28,7 +27,7 @@ double uniform_at(uint64_t seed, uint64_t i) {
 
 std::tuple<Tensor, Tensor> dropout(const Tensor& self, double p, bool train) {
   TG_CHECK(p >= 0 && p <= 1, ValueError, "dropout", "p must be in [0, 1], got ", p);
-  if (!train || p == 0) return {tg::clone(self), ones(self.shape(), kBool, self.device())};
+  if (!train || p == 0) return {convert::clone(self), ones(self.shape(), kBool, self.device())};
   if (p == 1) return {zeros(self.shape(), self.dtype(), self.device()), zeros(self.shape(), kBool, self.device())};
 
   const Tensor x = self.contiguous();

@@ -6,16 +6,15 @@
 #include <vector>
 
 #include <tapegrad/core/copy.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::cpu {
 
 namespace {
 
-template <typename T>
-double sum_of(const T* p, int64_t n) {
+template <typename T> double sum_of(const T* p, int64_t n) {
   double acc[4] = {0, 0, 0, 0};
   int64_t j = 0;
   for (; j + 4 <= n; j += 4)
@@ -24,8 +23,7 @@ double sum_of(const T* p, int64_t n) {
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
-template <typename T>
-double squares_around(const T* p, int64_t n, double mean) {
+template <typename T> double squares_around(const T* p, int64_t n, double mean) {
   double acc[4] = {0, 0, 0, 0};
   int64_t j = 0;
   for (; j + 4 <= n; j += 4)

@@ -5,16 +5,14 @@
 #include <cmath>
 #include <limits>
 
-#include <tapegrad/core/factories.h>
+#include <tapegrad/core/conv_geometry.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
-#include <tapegrad/ops/checks/pool.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::cpu {
 
 namespace {
-
-using checks::PoolGeometry;
 
 int64_t plane_grain(int64_t work_per_plane) {
   return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(work_per_plane, 1));
@@ -47,9 +45,8 @@ int64_t adaptive_end(int64_t o, int64_t out, int64_t in) { return ((o + 1) * in 
 
 // Planes [lo, hi) of max_pool2d. g is a copy: its sizes stay in registers, which the stores
 // into o and idx (possible aliases of a reference) would otherwise force to be reloaded.
-template <typename T>
-void max_pool_planes(const T* in, T* o, int64_t* idx, const PoolGeometry g, int64_t lo,
-                     int64_t hi) {
+template <typename T> void max_pool_planes(const T* in, T* o, int64_t* idx, const PoolGeometry g,
+                                           int64_t lo, int64_t hi) {
   const int64_t plane = g.h * g.w, out_plane = g.oh * g.ow;
   for (int64_t p = lo; p < hi; ++p) {
     const T* src = in + p * plane;
@@ -90,7 +87,7 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& self, IntArrayRef kernel_siz
                                       IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                                       bool ceil_mode) {
   const PoolGeometry g =
-      checks::pool_geometry(self.shape(), kernel_size, stride, padding, dilation, ceil_mode);
+      pool_geometry(self.shape(), kernel_size, stride, padding, dilation, ceil_mode);
   Tensor out = empty(g.output_shape(), self.dtype(), self.device());
   Tensor indices = empty(g.output_shape(), kInt64, self.device());
   if (out.numel() == 0) return {out, indices};
@@ -111,8 +108,7 @@ std::tuple<Tensor, Tensor> max_pool2d(const Tensor& self, IntArrayRef kernel_siz
 Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                   IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                   std::optional<int64_t> divisor_override) {
-  const PoolGeometry g =
-      checks::pool_geometry(self.shape(), kernel_size, stride, padding, {1}, ceil_mode);
+  const PoolGeometry g = pool_geometry(self.shape(), kernel_size, stride, padding, {1}, ceil_mode);
   Tensor out = empty(g.output_shape(), self.dtype(), self.device());
   if (out.numel() == 0) return out;
   const Tensor x = self.contiguous();
@@ -142,8 +138,7 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, IntArrayRef input_size,
                            IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                            bool ceil_mode, bool count_include_pad,
                            std::optional<int64_t> divisor_override) {
-  const PoolGeometry g =
-      checks::pool_geometry(input_size, kernel_size, stride, padding, {1}, ceil_mode);
+  const PoolGeometry g = pool_geometry(input_size, kernel_size, stride, padding, {1}, ceil_mode);
   Tensor gx = zeros(input_size, grad_output.dtype(), grad_output.device());
   if (gx.numel() == 0) return gx;
   const Tensor gy = grad_output.contiguous();
@@ -174,9 +169,9 @@ namespace {
 
 // input [planes, h, w] <-> output [planes, oh, ow]; forward averages each window, backward
 // spreads each output gradient evenly over its window.
-template <typename T, bool kBackward>
-void adaptive_avg(const T* src, T* dst, int64_t planes, int64_t h, int64_t w, int64_t oh,
-                  int64_t ow) {
+template <typename T, bool kBackward> void adaptive_avg(const T* src, T* dst, int64_t planes,
+                                                        int64_t h, int64_t w, int64_t oh,
+                                                        int64_t ow) {
   parallel_for(0, planes, plane_grain(h * w), [&](int64_t lo, int64_t hi) {
     for (int64_t p = lo; p < hi; ++p)
       for (int64_t i = 0; i < oh; ++i) {

@@ -11,9 +11,9 @@
 #include <type_traits>
 #include <vector>
 
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::cpu {
 namespace {
@@ -100,7 +100,8 @@ ReduceLayout make_layout(const Tensor& self, const std::vector<bool>& reduced, b
       perm_shape.push_back(shape[d]);
       perm_strides.push_back(l.input.strides()[d]);
     }
-    l.input = make_view(l.input, perm_shape, perm_strides, l.input.storage_offset()).contiguous();
+    const Tensor permuted = make_view(l.input, perm_shape, perm_strides, l.input.storage_offset());
+    l.input = permuted.contiguous();
     order = kept_first;
     reduced_span(first, last);
   }

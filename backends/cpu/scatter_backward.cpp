@@ -2,8 +2,9 @@
 //   gather_backward, index_select_backward: grad added into a fresh zero tensor of self's shape;
 //   scatter_reduce_backward (walk form), index_reduce_backward (row form): the gradients of self
 //   and/or of src/source, from one set of per-slot statistics (src's written in the same walk).
-// The rules are those of the composed formulas in autograd/formulas/scatter.cpp (used for double
-// backward), with the same arithmetic, so both paths give the same values:
+// The rules are stated by the composed formulas in autograd/formulas/scatter.cpp (used for double
+// backward); these kernels are a fast path that tg_opcheck --fused-vs-composed holds to them bit
+// for bit on every spec sample. In short:
 //   sum   self: grad                      src: grad at the slot
 //   mean  self: grad / n                  src: grad / n at the slot   (n: count, +1 with self)
 //   amax  self: grad / ties * [self ties]  src: grad / ties * [src == result]   (amin alike)
@@ -18,8 +19,8 @@
 #include <type_traits>
 
 #include <tapegrad/core/copy.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 #include "scatter_engine.h"
 
@@ -900,8 +901,10 @@ std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad_output, co
   check_grad_like(op, "result", result1, self1);
   const bool want_self = input != "src", want_src = input != "self";
   const Reduce r = parse_reduce(reduce);
-  if (index1.numel() == 0 || (!want_src && r == Reduce::Sum && include_self)) {
-    // self's gradient is grad (nothing scattered, or a plain sum), src's is 0
+  const bool plain = r == Reduce::Sum || r == Reduce::Mean;  // grad / 1 is grad
+  if ((index1.numel() == 0 && plain) || (!want_src && r == Reduce::Sum && include_self)) {
+    // self's gradient is grad (nothing scattered, or a plain sum), src's is 0. Not for amax, amin
+    // and prod: with no entries their rule still gives NaN where self is NaN (and inf, for prod)
     check_index_range(op, index1, d, self1.size(d));
     return like_inputs({want_self ? fresh_copy(grad1) : Tensor(),
                         want_src ? zeros(src1.shape(), src.dtype()) : Tensor()},

@@ -5,7 +5,7 @@
 #endif
 
 #include <tapegrad/core/copy.h>
-#include <tapegrad/core/factories.h>
+#include <tapegrad/ops/factories.h>
 
 #include "scatter_engine.h"
 

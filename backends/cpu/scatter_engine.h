@@ -20,10 +20,10 @@
 #include <type_traits>
 #include <vector>
 
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/core/scalar.h>
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::cpu::scatter_engine {
 

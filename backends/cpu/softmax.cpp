@@ -3,8 +3,8 @@
 // rows along an inner dim in blocks of adjacent rows (so memory is read in order), and rows split
 // across threads when the tensor is large.
 #include <tapegrad/backends/cpu/softmax_rows.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 #include <algorithm>
 #include <cmath>

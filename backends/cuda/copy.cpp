@@ -7,14 +7,14 @@
 namespace tg::cuda {
 namespace {
 
-void copy_kernel(const Tensor& dst, const Tensor& src) {
+void copy_kernel(const TensorBase& dst, const TensorBase& src) {
   const Shape src_strides = broadcast_strides("copy", src, dst.shape());
   const auto layout = detail::make_layout<2>("copy", dst.shape(), {dst.strides(), src_strides});
   detail::launch_copy(dst.data_ptr(), dst.dtype(), src.data_ptr(), src.dtype(), dst.numel(),
                       layout);
 }
 
-void fill_kernel(const Tensor& dst, const Scalar& value) {
+void fill_kernel(const TensorBase& dst, const Scalar& value) {
   const auto layout = detail::make_layout<1>("fill", dst.shape(), {dst.strides()});
   detail::launch_fill(dst.data_ptr(), dst.dtype(), value, dst.numel(), layout);
 }

@@ -1,7 +1,7 @@
 // Elementwise CUDA kernels: broadcasting, type promotion, then one strided kernel launch.
 #include <tapegrad/core/copy.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 #include "layout.h"
 

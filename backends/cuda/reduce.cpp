@@ -4,8 +4,8 @@
 #include <vector>
 
 #include <tapegrad/core/copy.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
 
 #include "layout.h"
 

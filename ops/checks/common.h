@@ -6,7 +6,7 @@
 // selects) stay where the data is, in the kernels.
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/shape.h>
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::checks {
 

@@ -1,15 +1,10 @@
-// Checks and geometry of conv1d / conv2d and their backward ops (see conv.h).
-#include <tapegrad/core/error.h>
-#include <tapegrad/ops/checks/conv.h>
+// Checks of conv1d / conv2d and their backward ops (kernels: backends/cpu/conv.cpp).
+#include <tapegrad/core/conv_geometry.h>
+#include <tapegrad/ops/checks/common.h>
 
 namespace tg::checks {
 
 namespace {
-
-// Value d (0-based from the first spatial dim) of a list given with 1 or `spatial` values.
-int64_t pick(IntArrayRef list, int d) {
-  return list.size() == 1 ? list[0] : list[static_cast<size_t>(d)];
-}
 
 void check_list(const char* op, const char* name, IntArrayRef list, int spatial, int64_t min) {
   if (spatial == 1) {
@@ -24,60 +19,8 @@ void check_list(const char* op, const char* name, IntArrayRef list, int spatial,
              min == 0 ? " must be non-negative" : " must be positive", ", got ", list);
 }
 
-// (in + 2 pad - dilation (k - 1) - 1) / stride + 1, the output size along one dim.
-int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
-  return (in + 2 * p - d * (k - 1) - 1) / s + 1;
-}
-
-}  // namespace
-
-Shape ConvGeometry::input_shape() const {
-  Shape s;
-  if (batched) s.push_back(n);
-  s.push_back(c);
-  if (spatial == 2) s.push_back(h);
-  s.push_back(w);
-  return s;
-}
-
-Shape ConvGeometry::output_shape() const {
-  Shape s;
-  if (batched) s.push_back(n);
-  s.push_back(oc);
-  if (spatial == 2) s.push_back(oh);
-  s.push_back(ow);
-  return s;
-}
-
-ConvGeometry conv_geometry(int spatial, const Shape& input_shape, const Shape& weight_shape,
-                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-                           int64_t groups) {
-  ConvGeometry g;
-  g.spatial = spatial;
-  g.batched = static_cast<int64_t>(input_shape.size()) == spatial + 2;
-  const size_t first = g.batched ? 1 : 0;  // index of the channel dim
-  g.n = g.batched ? input_shape[0] : 1;
-  g.c = input_shape[first];
-  g.w = input_shape.back();
-  g.h = spatial == 2 ? input_shape[first + 1] : 1;
-  g.oc = weight_shape[0];
-  g.groups = groups;
-  g.kw = weight_shape.back();
-  g.kh = spatial == 2 ? weight_shape[2] : 1;
-  const int last = spatial - 1;
-  g.sw = pick(stride, last);
-  g.pw = pick(padding, last);
-  g.dw = pick(dilation, last);
-  if (spatial == 2) {
-    g.sh = pick(stride, 0);
-    g.ph = pick(padding, 0);
-    g.dh = pick(dilation, 0);
-  }
-  g.oh = out_size(g.h, g.kh, g.sh, g.ph, g.dh);
-  g.ow = out_size(g.w, g.kw, g.sw, g.pw, g.dw);
-  return g;
-}
-
+// Checks every argument of a conv of input_shape with weight_shape (dims, channels, groups,
+// stride / padding / dilation values, kernel within the padded input) and returns its geometry.
 ConvGeometry check_conv(const char* op, int spatial, const Shape& input_shape,
                         const Shape& weight_shape, IntArrayRef stride, IntArrayRef padding,
                         IntArrayRef dilation, int64_t groups) {
@@ -115,8 +58,6 @@ ConvGeometry check_conv(const char* op, int spatial, const Shape& input_shape,
   }
   return g;
 }
-
-namespace {
 
 void check_same_dtype(const char* op, const char* name, const Tensor& t, const Tensor& self,
                       const char* self_name) {

@@ -1,15 +1,12 @@
-// Checks and geometry of the 2-d pooling ops (see pool.h).
-#include <tapegrad/core/error.h>
-#include <tapegrad/ops/checks/pool.h>
+// Checks of the 2-d pooling ops and their backward ops (kernels: backends/cpu/pool.cpp).
+#include <tapegrad/core/conv_geometry.h>
+#include <tapegrad/ops/checks/common.h>
 
 namespace tg::checks {
 
 namespace {
 
 int64_t first_or(IntArrayRef list, size_t d) { return list.size() == 1 ? list[0] : list[d]; }
-
-// floor(a / b) for b > 0.
-int64_t div_floor(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 void check_list(const char* op, const char* name, IntArrayRef list, int64_t min,
                 bool empty_ok = false) {
@@ -58,41 +55,6 @@ void check_grad_output(const char* op, const Tensor& grad_output, const Shape& e
 }
 
 }  // namespace
-
-Shape PoolGeometry::output_shape() const {
-  return batched ? Shape{n, c, oh, ow} : Shape{c, oh, ow};
-}
-
-int64_t pool_output_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation,
-                         bool ceil_mode) {
-  int64_t out =
-      div_floor(in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-  return out;
-}
-
-PoolGeometry pool_geometry(const Shape& input_shape, IntArrayRef kernel_size, IntArrayRef stride,
-                           IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
-  PoolGeometry g;
-  g.batched = input_shape.size() == 4;
-  const size_t c = g.batched ? 1 : 0;
-  g.n = g.batched ? input_shape[0] : 1;
-  g.c = input_shape[c];
-  g.h = input_shape[c + 1];
-  g.w = input_shape[c + 2];
-  g.kh = first_or(kernel_size, 0);
-  g.kw = first_or(kernel_size, 1);
-  IntArrayRef s = stride.empty() ? kernel_size : stride;
-  g.sh = first_or(s, 0);
-  g.sw = first_or(s, 1);
-  g.ph = first_or(padding, 0);
-  g.pw = first_or(padding, 1);
-  g.dh = first_or(dilation, 0);
-  g.dw = first_or(dilation, 1);
-  g.oh = pool_output_size(g.h, g.kh, g.ph, g.sh, g.dh, ceil_mode);
-  g.ow = pool_output_size(g.w, g.kw, g.pw, g.sw, g.dw, ceil_mode);
-  return g;
-}
 
 namespace {
 

@@ -1,5 +1,5 @@
 # Runs tg_opgen on each bad spec below and checks that it fails naming the file, the op and the key.
-# Usage: cmake -DOPGEN=<tg_opgen> -DWORK=<dir> -P check_bad_specs.cmake
+# Usage: cmake -DOPGEN=<tg_opgen> -DTEMPLATE=<tensor.h.in> -DWORK=<dir> -P check_bad_specs.cmake
 set(cases
   "unknown_identifier|{\"name\":\"bad\",\"doc\":\"d\",\"args\":[{\"name\":\"self\",\"type\":\"Tensor\"}],\"kernels\":{\"CPU\":\"cpu::mul\"},\"backward\":{\"self\":\"grad * selff\"},\"samples\":[{\"self\":[2]}]}|ops/specs/unknown_identifier.json: op 'bad': key 'backward.self': unknown identifier 'selff'"
   "unknown_key|{\"name\":\"bad\",\"doc\":\"d\",\"colour\":1,\"args\":[],\"kernels\":{\"CPU\":\"cpu::mul\"},\"samples\":[{}]}|ops/specs/unknown_key.json: op 'bad': key 'colour': unknown key"
@@ -24,7 +24,8 @@ foreach(case IN LISTS cases)
   file(WRITE ${WORK}/${name}/backends/cpu/k.cpp "namespace tg::cpu { Tensor mul(const Tensor& a, const Tensor& b); }\n")
   file(WRITE ${WORK}/${name}/checks/c.cpp "namespace tg::checks { void mul(const Tensor& a, const Tensor& b); }\n")
   execute_process(COMMAND ${OPGEN} --specs ${dir} --backends ${WORK}/${name}/backends
-                          --checks ${WORK}/${name}/checks --out ${WORK}/${name}/out
+                          --checks ${WORK}/${name}/checks --tensor-template ${TEMPLATE}
+                          --out ${WORK}/${name}/out
                   RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
   if(rc EQUAL 0)
     message(FATAL_ERROR "${name}: opgen accepted a bad spec")

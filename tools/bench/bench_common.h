@@ -1,6 +1,8 @@
 #pragma once
-// Shared by the benchmark programs: the case type, the sizes, and the per-library case lists.
-// Each library's cases live in their own .cpp so tapegrad and libtorch headers never meet.
+// Shared by the benchmark programs: the case type, the sizes, and the per-library entry points.
+// The cases are written once, as templates over a library adapter (cases.h); bench_tapegrad.cpp
+// and bench_libtorch.cpp each hold one adapter and instantiate the list with it, so tapegrad's
+// and libtorch's headers never meet in one translation unit.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -12,23 +14,22 @@ namespace tg_bench {
 // Elements in the large (memory-bound) cases: 64 MiB per float32 array.
 inline constexpr int64_t kLargeN = int64_t{1} << 24;
 
-// One benchmark case of one library. Large cases are memory-bound, reported in ms, and are the
-// only ones run in multi-thread mode.
+// One benchmark case of one library, registered as `<library>/<case>` and, with --threads=N
+// (N > 1), `<library>/<case>/threads:N`.
 struct Case {
   std::string name;  // e.g. "add_1elem_grad"; the same name on every side
   void (*fn)(benchmark::State&);
-  bool large = false;
+  // Unit of the printed times: milliseconds for the large cases, nanoseconds for the rest.
+  benchmark::TimeUnit unit = benchmark::kNanosecond;
 };
 
-std::vector<Case> tapegrad_cases();
-std::vector<Case> indexing_tapegrad_cases();  // issue-3 ops, bench_indexing_tapegrad.cpp
-std::vector<Case> mlp_tapegrad_cases();       // issue-4 training step, bench_mlp_tapegrad.cpp
-std::vector<Case> reference_cases();  // hand-written loops (STREAM triad): the bandwidth ceiling
+inline constexpr benchmark::TimeUnit kMs = benchmark::kMillisecond;
+
+std::vector<Case> tapegrad_cases();   // cases.h instantiated with the tapegrad adapter
+std::vector<Case> reference_cases();  // hand-written loops (STREAM triad, floors)
 
 #ifdef TG_BENCH_WITH_LIBTORCH
-std::vector<Case> libtorch_cases();
-std::vector<Case> indexing_libtorch_cases();  // issue-3 ops, bench_indexing_libtorch.cpp
-std::vector<Case> mlp_libtorch_cases();       // issue-4 training step, bench_mlp_libtorch.cpp
+std::vector<Case> libtorch_cases();  // cases.h instantiated with the libtorch adapter
 void libtorch_set_num_threads(int n);
 #endif
 

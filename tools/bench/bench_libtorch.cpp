@@ -1,87 +1,115 @@
-// libtorch's side of every case, mirroring bench_tapegrad.cpp function by function.
+// libtorch's adapter for the case list of cases.h (bench_tapegrad.cpp is tapegrad's), with the
+// same interface, each function a one-line forward to libtorch's API.
 #include <torch/torch.h>
 
 #include <utility>
 
-#include "bench_common.h"
+#include "cases.h"
 
 namespace tg_bench {
 namespace {
 
-void add_1elem_nograd(benchmark::State& state) {
-  torch::Tensor a = torch::full({1}, 1.5), b = torch::full({1}, 2.5);
-  for (auto _ : state) {
-    torch::Tensor c = torch::add(a, b);
-    benchmark::DoNotOptimize(c.data_ptr());
-  }
-}
+struct Libtorch {
+  using Tensor = torch::Tensor;
+  using Shape = torch::IntArrayRef;
 
-void add_1elem_grad(benchmark::State& state) {
-  torch::Tensor a = torch::full({1}, 1.5).requires_grad_(), b = torch::full({1}, 2.5);
-  for (auto _ : state) {
-    torch::Tensor c = torch::add(a, b);
-    benchmark::DoNotOptimize(c.data_ptr());
-  }
-}
+  static void seed(uint64_t s) { torch::manual_seed(s); }
+  static Tensor rand(Shape shape) { return torch::rand(shape); }
+  static Tensor randn(Shape shape) { return torch::randn(shape); }
+  static Tensor randint(int64_t high, Shape shape) { return torch::randint(0, high, shape); }
+  static Tensor full(Shape shape, double v) { return torch::full(shape, v); }
+  static Tensor floats(std::vector<float> v) { return torch::tensor(v); }
+  static Tensor scalar(double v) { return torch::scalar_tensor(v, torch::kFloat32); }
+  static void clear_grad(const Tensor& t) { t.mutable_grad().reset(); }
+  static void set_grad(const Tensor& t, const Tensor& g) { t.mutable_grad() = g; }
 
-void tiny_fwd_bwd(benchmark::State& state) {
-  torch::Tensor x = torch::tensor({0.5f, -1.0f, 2.0f, 0.25f});
-  torch::Tensor w = torch::full({4}, 0.3).requires_grad_();
-  torch::Tensor b = torch::full({4}, -0.1).requires_grad_();
-  for (auto _ : state) {
-    w.mutable_grad().reset();
-    b.mutable_grad().reset();
-    torch::Tensor y = torch::sum(torch::tanh(x * w + b));
-    y.backward();
-    benchmark::DoNotOptimize(w.grad().data_ptr());
+  static Tensor add(const Tensor& a, const Tensor& b) { return torch::add(a, b); }
+  static Tensor mul(const Tensor& a, const Tensor& b) { return torch::mul(a, b); }
+  static void add_(const Tensor& a, const Tensor& b) { a.add_(b); }
+  static void mul_(const Tensor& a, const Tensor& b) { a.mul_(b); }
+  static Tensor exp(const Tensor& x) { return torch::exp(x); }
+  static Tensor log(const Tensor& x) { return torch::log(x); }
+  static Tensor tanh(const Tensor& x) { return torch::tanh(x); }
+  static Tensor sigmoid(const Tensor& x) { return torch::sigmoid(x); }
+  static Tensor gelu(const Tensor& x, const char* approximate) {
+    return torch::gelu(x, approximate);
   }
-}
+  static Tensor sum(const Tensor& x) { return torch::sum(x); }
+  static Tensor sum(const Tensor& x, int64_t dim) { return torch::sum(x, {dim}); }
+  static Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
+    return torch::mean(x, {dim}, keepdim);
+  }
+  static Tensor amax(const Tensor& x, int64_t dim) { return torch::amax(x, {dim}); }
+  static Tensor softmax(const Tensor& x, int64_t dim) { return torch::softmax(x, dim); }
+  static Tensor log_softmax(const Tensor& x, int64_t dim) { return torch::log_softmax(x, dim); }
+  static Tensor layer_norm(const Tensor& x, Shape shape, const Tensor& w, const Tensor& b) {
+    return torch::layer_norm(x, shape, w, b);
+  }
+  static Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
+    return torch::nn::functional::cross_entropy(logits, target);
+  }
+  static Tensor embedding(const Tensor& w, const Tensor& ids) { return torch::embedding(w, ids); }
+  static Tensor matmul(const Tensor& a, const Tensor& b) { return torch::matmul(a, b); }
+  static Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+    return torch::linear(x, w, b);
+  }
+  static Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
+    return torch::transpose(x, d0, d1);
+  }
+  static Tensor contiguous(const Tensor& x) { return x.contiguous(); }
+  static Tensor cat(const std::vector<Tensor>& ts, int64_t dim) { return torch::cat(ts, dim); }
 
-void add_large(benchmark::State& state) {
-  torch::manual_seed(0);
-  torch::Tensor a = torch::rand({kLargeN}), b = torch::rand({kLargeN});
-  for (auto _ : state) {
-    torch::Tensor c = torch::add(a, b);
-    benchmark::DoNotOptimize(c.data_ptr());
+  static Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
+    return torch::masked_scatter(self, mask, source);
   }
-  state.SetBytesProcessed(state.iterations() * 3 * 4 * kLargeN);
-}
+  static Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& index,
+                             const Tensor& source, const char* reduce, bool include_self) {
+    return torch::index_reduce(self, dim, index, source, reduce, include_self);
+  }
+  static Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index,
+                               const Tensor& src, const char* reduce, bool include_self) {
+    return torch::scatter_reduce(self, dim, index, src, reduce, include_self);
+  }
+  static Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index,
+                           const Tensor& value) {
+    return torch::index_fill(self, dim, index, value);
+  }
+  static Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index,
+                          const Tensor& source) {
+    return torch::index_add(self, dim, index, source);
+  }
+  static Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
+    return torch::gather(self, dim, index);
+  }
+  static Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+    return torch::index_select(self, dim, index);
+  }
 
-void add_inplace_large(benchmark::State& state) {
-  torch::manual_seed(0);
-  torch::Tensor a = torch::rand({kLargeN}), b = torch::rand({kLargeN});
-  for (auto _ : state) {
-    a.add_(b);
-    benchmark::DoNotOptimize(a.data_ptr());
+  // The same MLP as tg::nn::MLP: Linear layers with ReLU between them.
+  struct Mlp {
+    explicit Mlp(const std::vector<int64_t>& sizes) {
+      for (size_t i = 0; i + 1 < sizes.size(); ++i) {
+        if (i > 0) module->push_back(torch::nn::ReLU());
+        module->push_back(torch::nn::Linear(sizes[i], sizes[i + 1]));
+      }
+    }
+    Tensor forward(const Tensor& x) { return module->forward(x); }
+    std::vector<Tensor> parameters() const { return module->parameters(); }
+    torch::nn::Sequential module;
+  };
+  static torch::optim::SGD sgd(std::vector<Tensor> params, double lr) {
+    return torch::optim::SGD(std::move(params), torch::optim::SGDOptions(lr));
   }
-  state.SetBytesProcessed(state.iterations() * 3 * 4 * kLargeN);
-}
-
-void sum_large(benchmark::State& state) {
-  torch::manual_seed(0);
-  torch::Tensor a = torch::rand({kLargeN});
-  for (auto _ : state) {
-    torch::Tensor s = torch::sum(a);
-    benchmark::DoNotOptimize(s.data_ptr());
+  static torch::optim::AdamW adamw(std::vector<Tensor> params) {
+    return torch::optim::AdamW(
+        std::move(params),
+        torch::optim::AdamWOptions(1e-3).betas({0.9, 0.999}).eps(1e-8).weight_decay(1e-2));
   }
-  state.SetBytesProcessed(state.iterations() * 4 * kLargeN);
-}
+};
 
 }  // namespace
 
-std::vector<Case> libtorch_cases() {
-  std::vector<Case> cases = {
-      {"add_1elem_nograd", add_1elem_nograd},
-      {"add_1elem_grad", add_1elem_grad},
-      {"tiny_fwd_bwd", tiny_fwd_bwd},
-      {"add_1<<24_f32", add_large, true},
-      {"add_inplace_1<<24_f32", add_inplace_large, true},
-      {"sum_1<<24_f32", sum_large, true},
-  };
-  for (Case& c : indexing_libtorch_cases()) cases.push_back(std::move(c));
-  for (Case& c : mlp_libtorch_cases()) cases.push_back(std::move(c));
-  return cases;
-}
+std::vector<Case> libtorch_cases() { return all_cases<Libtorch>(); }
 
 void libtorch_set_num_threads(int n) {
   at::set_num_threads(n);

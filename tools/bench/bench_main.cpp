@@ -1,6 +1,8 @@
-// Entry point of tg_bench and tg_bench_vs_torch. Registers every case as `tapegrad/<case>` and,
-// in tg_bench_vs_torch, `libtorch/<case>` right after it, so ratios come from one run.
-//   --threads=N (or TG_BENCH_THREADS=N): run the large cases with N threads (default 1).
+// Entry point of tg_bench and tg_bench_vs_torch. Registers every case of cases.h as
+// `tapegrad/<case>` and, in tg_bench_vs_torch, `libtorch/<case>` right after it, so ratios come
+// from one run; then the hand-written references (`reference/<case>`).
+//   --threads=N (or TG_BENCH_THREADS=N): run every case with N threads in both libraries
+//     (default 1); names then end in /threads:N and times are wall-clock.
 //   --count_allocs: also report `allocs/iter`, calls to operator new per iteration (tensor
 //     headers, autograd nodes, vectors; not the data buffers, which both libraries get from
 //     their own allocators). Counting costs a little time: take timings from a run without it.
@@ -41,7 +43,6 @@ int parse_own_flags(int& argc, char** argv) {
 }
 
 void register_case(const std::string& library, const Case& c, int threads) {
-  if (threads > 1 && !c.large) return;  // small cases never split across threads
   std::string name = library + "/" + c.name;
   if (threads > 1) name += "/threads:" + std::to_string(threads);
   auto run = [fn = c.fn](benchmark::State& state) {
@@ -56,7 +57,7 @@ void register_case(const std::string& library, const Case& c, int threads) {
   auto* b = benchmark::RegisterBenchmark(name.c_str(), run);
   // Time is this thread's CPU time (robust on a shared machine); with several threads only
   // wall-clock time counts them all.
-  b->Unit(c.large ? benchmark::kMillisecond : benchmark::kNanosecond);
+  b->Unit(c.unit);
   if (threads > 1) b->UseRealTime();
 }
 }  // namespace

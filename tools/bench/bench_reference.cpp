@@ -39,7 +39,7 @@ void stream_triad(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * 3 * int64_t{sizeof(float)} * n);
 }
 
-// The scatter_reduce case of bench_indexing_*.cpp: src [1024, 1024] into [1024, 256] along dim 1,
+// The scatter_reduce case of cases_indexing.h: src [1024, 1024] into [1024, 256] along dim 1,
 // int64 index in [0, 256).
 struct ScatterCase {
   static constexpr int64_t kRows = 1024, kLength = 1024, kSlots = 256;
@@ -84,9 +84,9 @@ void floor_gather(benchmark::State& state) {
 }  // namespace
 
 std::vector<Case> reference_cases() {
-  return {{"stream_triad_1<<24", stream_triad, true},
-          {"floor_scatter_reduce_sum_fwd", floor_scatter_add, true},
-          {"floor_scatter_reduce_src_grad", floor_gather, true}};
+  return {{"stream_triad_1<<24", stream_triad, kMs},
+          {"floor_scatter_reduce_sum_fwd", floor_scatter_add, kMs},
+          {"floor_scatter_reduce_src_grad", floor_gather, kMs}};
 }
 
 }  // namespace tg_bench

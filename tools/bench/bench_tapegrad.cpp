@@ -1,93 +1,111 @@
-// tapegrad's side of every case. bench_libtorch.cpp mirrors each function line by line.
+// tapegrad's adapter for the case list of cases.h (bench_libtorch.cpp is libtorch's): the
+// factories, grad handling and ops the cases call, each a one-line forward to tapegrad's API.
 #include <tapegrad/tapegrad.h>
 
+#include <memory>
 #include <utility>
 
-#include "bench_common.h"
+#include "cases.h"
 
 namespace tg_bench {
 namespace {
 
-// 1-element float32 add; nothing requires grad, so nothing is recorded.
-void add_1elem_nograd(benchmark::State& state) {
-  tg::Tensor a = tg::full({1}, 1.5), b = tg::full({1}, 2.5);
-  for (auto _ : state) {
-    tg::Tensor c = tg::add(a, b);
-    benchmark::DoNotOptimize(c.data_ptr());
-  }
-}
+struct Tapegrad {
+  using Tensor = tg::Tensor;
+  using Shape = tg::IntArrayRef;
 
-// 1-element float32 add where `a` requires grad: every call records a node.
-void add_1elem_grad(benchmark::State& state) {
-  tg::Tensor a = tg::full({1}, 1.5).requires_grad_(), b = tg::full({1}, 2.5);
-  for (auto _ : state) {
-    tg::Tensor c = tg::add(a, b);
-    benchmark::DoNotOptimize(c.data_ptr());
+  static void seed(uint64_t s) { tg::manual_seed(s); }
+  static Tensor rand(Shape shape) { return tg::rand(shape); }
+  static Tensor randn(Shape shape) { return tg::randn(shape); }
+  static Tensor randint(int64_t high, Shape shape) { return tg::randint(0, high, shape); }
+  static Tensor full(Shape shape, double v) { return tg::full(shape, v); }
+  static Tensor floats(std::vector<float> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    return tg::tensor(v, {n});
   }
-}
+  static Tensor scalar(double v) { return tg::scalar_tensor(v, tg::kFloat32); }
+  static void clear_grad(const Tensor& t) { t.set_grad(Tensor()); }
+  static void set_grad(const Tensor& t, const Tensor& g) { t.set_grad(g); }
 
-// y = sum(tanh(x * w + b)) with w, b of shape [4] requiring grad; forward + backward each
-// iteration, grads reset to undefined first (like zero_grad(set_to_none=True)).
-void tiny_fwd_bwd(benchmark::State& state) {
-  tg::Tensor x = tg::tensor(std::vector<float>{0.5f, -1.0f, 2.0f, 0.25f}, {4});
-  tg::Tensor w = tg::full({4}, 0.3).requires_grad_();
-  tg::Tensor b = tg::full({4}, -0.1).requires_grad_();
-  for (auto _ : state) {
-    w.set_grad(tg::Tensor());
-    b.set_grad(tg::Tensor());
-    tg::Tensor y = tg::sum(tg::tanh(x * w + b));
-    y.backward();
-    benchmark::DoNotOptimize(w.grad().data_ptr());
+  static Tensor add(const Tensor& a, const Tensor& b) { return tg::add(a, b); }
+  static Tensor mul(const Tensor& a, const Tensor& b) { return tg::mul(a, b); }
+  static void add_(const Tensor& a, const Tensor& b) { tg::add_(a, b); }
+  static void mul_(const Tensor& a, const Tensor& b) { tg::mul_(a, b); }
+  static Tensor exp(const Tensor& x) { return tg::exp(x); }
+  static Tensor log(const Tensor& x) { return tg::log(x); }
+  static Tensor tanh(const Tensor& x) { return tg::tanh(x); }
+  static Tensor sigmoid(const Tensor& x) { return tg::sigmoid(x); }
+  static Tensor gelu(const Tensor& x, const char* approximate) { return tg::gelu(x, approximate); }
+  static Tensor sum(const Tensor& x) { return tg::sum(x); }
+  static Tensor sum(const Tensor& x, int64_t dim) { return tg::sum(x, {dim}); }
+  static Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
+    return tg::mean(x, {dim}, keepdim);
   }
-}
+  static Tensor amax(const Tensor& x, int64_t dim) { return tg::amax(x, {dim}); }
+  static Tensor softmax(const Tensor& x, int64_t dim) { return tg::softmax(x, dim); }
+  static Tensor log_softmax(const Tensor& x, int64_t dim) { return tg::log_softmax(x, dim); }
+  static Tensor layer_norm(const Tensor& x, Shape shape, const Tensor& w, const Tensor& b) {
+    return tg::layer_norm(x, shape, w, b);
+  }
+  static Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
+    return tg::cross_entropy(logits, target);
+  }
+  static Tensor embedding(const Tensor& w, const Tensor& ids) { return tg::embedding(w, ids); }
+  static Tensor matmul(const Tensor& a, const Tensor& b) { return tg::matmul(a, b); }
+  static Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+    return tg::linear(x, w, b);
+  }
+  static Tensor transpose(const Tensor& x, int64_t d0, int64_t d1) {
+    return tg::transpose(x, d0, d1);
+  }
+  static Tensor contiguous(const Tensor& x) { return x.contiguous(); }
+  static Tensor cat(const std::vector<Tensor>& ts, int64_t dim) { return tg::cat(ts, dim); }
 
-// Out-of-place 1<<24 float32 add: reads 2 arrays, writes a fresh one (3 * 4 * N bytes).
-void add_large(benchmark::State& state) {
-  tg::manual_seed(0);
-  tg::Tensor a = tg::rand({kLargeN}), b = tg::rand({kLargeN});
-  for (auto _ : state) {
-    tg::Tensor c = tg::add(a, b);
-    benchmark::DoNotOptimize(c.data_ptr());
+  static Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
+    return tg::masked_scatter(self, mask, source);
   }
-  state.SetBytesProcessed(state.iterations() * 3 * 4 * kLargeN);
-}
+  static Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& index,
+                             const Tensor& source, const char* reduce, bool include_self) {
+    return tg::index_reduce(self, dim, index, source, reduce, include_self);
+  }
+  static Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index,
+                               const Tensor& src, const char* reduce, bool include_self) {
+    return tg::scatter_reduce(self, dim, index, src, reduce, include_self);
+  }
+  static Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index,
+                           const Tensor& value) {
+    return tg::index_fill(self, dim, index, value);
+  }
+  static Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index,
+                          const Tensor& source) {
+    return tg::index_add(self, dim, index, source);
+  }
+  static Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
+    return tg::gather(self, dim, index);
+  }
+  static Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+    return tg::index_select(self, dim, index);
+  }
 
-// In-place a += b on 1<<24 float32: the same traffic as add without allocating a result.
-void add_inplace_large(benchmark::State& state) {
-  tg::manual_seed(0);
-  tg::Tensor a = tg::rand({kLargeN}), b = tg::rand({kLargeN});
-  for (auto _ : state) {
-    a.add_(b);
-    benchmark::DoNotOptimize(a.data_ptr());
+  // An MLP of Linear layers with ReLU between them (tg::nn::MLP).
+  struct Mlp {
+    explicit Mlp(const std::vector<int64_t>& sizes) : module(tg::nn::MLP(sizes)) {}
+    Tensor forward(const Tensor& x) { return (*module)(x); }
+    std::vector<Tensor> parameters() const { return module->parameters(); }
+    std::shared_ptr<tg::nn::Sequential> module;
+  };
+  static tg::nn::SGD sgd(std::vector<Tensor> params, double lr) {
+    return tg::nn::SGD(std::move(params), {.lr = lr});
   }
-  state.SetBytesProcessed(state.iterations() * 3 * 4 * kLargeN);
-}
-
-// Full sum of 1<<24 float32 (reads 4 * N bytes).
-void sum_large(benchmark::State& state) {
-  tg::manual_seed(0);
-  tg::Tensor a = tg::rand({kLargeN});
-  for (auto _ : state) {
-    tg::Tensor s = tg::sum(a);
-    benchmark::DoNotOptimize(s.data_ptr());
+  static tg::nn::AdamW adamw(std::vector<Tensor> params) {
+    tg::nn::AdamOptions options;  // lr 1e-3, betas 0.9 / 0.999, eps 1e-8
+    options.weight_decay = 1e-2;
+    return tg::nn::AdamW(std::move(params), options);
   }
-  state.SetBytesProcessed(state.iterations() * 4 * kLargeN);
-}
+};
 
 }  // namespace
 
-std::vector<Case> tapegrad_cases() {
-  std::vector<Case> cases = {
-      {"add_1elem_nograd", add_1elem_nograd},
-      {"add_1elem_grad", add_1elem_grad},
-      {"tiny_fwd_bwd", tiny_fwd_bwd},
-      {"add_1<<24_f32", add_large, true},
-      {"add_inplace_1<<24_f32", add_inplace_large, true},
-      {"sum_1<<24_f32", sum_large, true},
-  };
-  for (Case& c : indexing_tapegrad_cases()) cases.push_back(std::move(c));
-  for (Case& c : mlp_tapegrad_cases()) cases.push_back(std::move(c));
-  return cases;
-}
+std::vector<Case> tapegrad_cases() { return all_cases<Tapegrad>(); }
 
 }  // namespace tg_bench

@@ -1,89 +1,168 @@
 #!/usr/bin/env python3
-"""Turns a tg_bench_vs_torch JSON file into the tables of docs/PERFORMANCE.md.
+"""Turns tg_bench_vs_torch JSON files into the tables of docs/PERFORMANCE.md.
 
-  tg_bench_vs_torch --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
-      --benchmark_out=run.json --benchmark_out_format=json
-  python3 tools/bench/compare.py run.json
+  B=build-bench/tools/bench/tg_bench_vs_torch
+  R='--benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
+     --benchmark_report_aggregates_only=true --benchmark_out_format=json'
+  $B $R --benchmark_out=run1.json
+  $B --threads=2 $R --benchmark_out=run2.json
+  python3 tools/bench/compare.py run1.json run2.json             # every case
+  python3 tools/bench/compare.py --issue 14 run1.json run2.json  # issue 14's table only
 
-Prints, per case, the median CPU and wall-clock times of tapegrad and libtorch, the ratio
-tapegrad / libtorch (below 1: tapegrad is faster) and the target where the issue sets one; then
-each large case's bandwidth as a percentage of the STREAM triad's.
+Per case and per run (one column group per JSON file, one file per thread count): the medians of
+tapegrad and libtorch, the ratio tapegrad / libtorch (below 1: tapegrad is faster), and, for
+cases that report bytes moved, tapegrad's bandwidth as a percentage of the STREAM triad's in the
+same run. Then the target (the strictest of the issues that set one, or the one --issue names)
+and whether each run meets it. A 1-thread run is read in CPU time (the benchmark thread's own,
+robust on a shared machine; --wall reads wall-clock time instead); a multi-thread run in
+wall-clock time, the only clock that counts every thread (its cases run with UseRealTime, so
+their bytes_per_second is wall-clock too).
 """
+import argparse
 import json
+import re
 import sys
 
-# Ratio targets (tapegrad time / libtorch time) and bandwidth targets (% of triad) from the issue.
-RATIO_TARGETS = {"add_1elem_grad": 0.25, "tiny_fwd_bwd": 0.1}
-TRIAD_TARGETS = {"add_1<<24_f32": 90.0}
 TRIAD = "stream_triad_1<<24"
 
+# Targets per issue: case -> (ratio target: tapegrad / libtorch at most, triad target: % of the
+# triad's bandwidth at least); None where the issue sets none. Edit here when an issue changes.
+ISSUE3 = {f"{op}_fwd_bwd": (goal, None) for op, goal in (
+    ("masked_scatter", 0.3), ("index_reduce_prod", 0.3), ("index_reduce_mean", 0.3),
+    ("index_reduce_amax", 0.3), ("scatter_reduce_sum", 0.3), ("scatter_reduce_prod", 0.3),
+    ("scatter_reduce_mean", 0.3), ("scatter_reduce_amax", 0.3), ("index_fill", 1.0),
+    ("index_add", 1.0), ("gather", 1.0), ("index_select", 1.0))}
 
-def medians(path):
-    """{(library, case): benchmark entry}: the median aggregates, or the plain runs if the file
-    has no aggregates (a run without --benchmark_repetitions)."""
+# Issue 14: every case at most 1.0x libtorch; the memory-bound ones at least 85% of the triad.
+ISSUE14_COMPUTE = [
+    "exp_fwd_1<<22_f32", "log_fwd_1<<22_f32", "tanh_fwd_1<<22_f32", "sigmoid_fwd_1<<22_f32",
+    "gelu_erf_fwd_1<<22_f32", "gelu_tanh_fwd_1<<22_f32", "gelu_fwd_bwd_4096x1024_f32",
+    "sigmoid_fwd_bwd_4096x1024_f32", "tanh_fwd_bwd_4096x1024_f32",
+    "softmax_dim1_fwd_bwd_4096x1024_f32", "log_softmax_dim1_fwd_bwd_4096x1024_f32",
+    "layer_norm_fwd_bwd_4096x1024_f32", "cross_entropy_fwd_bwd_512x1000_f32",
+    "embedding_fwd_bwd_50000x128_8192ids_f32", "matmul_512x512x512_f32", "matmul_64x784x256_f32",
+    "matmul_batched_32x128x64x128_f32", "linear_fwd_bwd_256x512_512_f32", "adamw_step_1M_f32",
+    "add_1elem_grad"]
+ISSUE14_MEMORY_BOUND = [
+    "add_bcast_4096x1024_1024_f32", "mul_bcast_4096x1024_1024_f32",
+    "add_bcast_inplace_4096x1024_1024_f32", "mul_bcast_inplace_4096x1024_1024_f32",
+    "add_inplace_1<<24_f32", "sum_1<<24_f32", "sum_dim0_4096x1024_f32", "sum_dim1_4096x1024_f32",
+    "amax_dim1_4096x1024_f32", "mean_dim1_keepdim_4096x1024_f32",
+    "contiguous_transposed_4096x4096_f32", "cat_8x512x1024_f32"]
+ISSUE14 = {**{c: (1.0, None) for c in ISSUE14_COMPUTE},
+           **{c: (1.0, 85.0) for c in ISSUE14_MEMORY_BOUND},
+           "tiny_fwd_bwd_1elem": (0.1, None)}
+
+TARGETS = {
+    "2": {"add_1elem_grad": (0.25, None), "tiny_fwd_bwd": (0.1, None),
+          "add_1<<24_f32": (None, 90.0)},
+    "3": ISSUE3,
+    "14": ISSUE14,
+}
+
+
+def strictest(case):
+    """The strictest ratio and triad targets any issue sets for the case."""
+    ratios = [t[case][0] for t in TARGETS.values() if case in t and t[case][0] is not None]
+    triads = [t[case][1] for t in TARGETS.values() if case in t and t[case][1] is not None]
+    return (min(ratios) if ratios else None, max(triads) if triads else None)
+
+
+def load(path, wall):
+    """One run: (threads, {(library, case): entry}, [cases in registration order])."""
     with open(path) as f:
-        data = json.load(f)
-    entries = data["benchmarks"]
+        entries = json.load(f)["benchmarks"]
     if any(b.get("run_type") == "aggregate" for b in entries):
         entries = [b for b in entries if b.get("aggregate_name") == "median"]
-    out = {}
+    threads, runs, order = 1, {}, {}
     for b in entries:
+        if b["run_name"].startswith("reference/"):  # hand-written loops: the triad and floors
+            runs[("reference", b["run_name"].split("/")[1])] = b
+            continue
         library, _, rest = b["run_name"].partition("/")
-        case = rest.split("/")[0]  # drop /real_time, /threads:N
-        out[(library, case)] = b
-    return out
+        case = rest.split("/")[0]  # drop /threads:N, /real_time
+        m = re.search(r"/threads:(\d+)", b["run_name"])
+        if m:
+            threads = int(m.group(1))
+        runs[(library, case)] = b
+        # registration order (random interleaving shuffles the file's order)
+        order.setdefault(case, b.get("family_index", len(order)))
+    clock = "real_time" if threads > 1 or wall else "cpu_time"
+    for b in runs.values():
+        b["_time"] = b[clock]
+    return threads, clock, runs, sorted(order, key=order.get)
 
 
-def fmt(b, key):
+def fmt_time(b):
     if not b:
         return "-"
-    unit = b["time_unit"]
-    return f"{b[key]:,.0f} {unit}" if unit == "ns" else f"{b[key]:.2f} {unit}"
+    v, unit = b["_time"], b["time_unit"]
+    return f"{v:,.0f} {unit}" if unit == "ns" else f"{v:.3g} {unit}"
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: compare.py RUN.json (from --benchmark_out=RUN.json "
-                 "--benchmark_out_format=json)")
-    runs = medians(sys.argv[1])
-    if any("/threads:" in b["run_name"] for b in runs.values()):
-        print("(multi-thread run: the CPU columns count the calling thread only; "
-              "read the wall columns)")
-        print()
-    cases = [c for (lib, c) in runs if lib == "tapegrad"]
-    print("| case | tapegrad CPU | libtorch CPU | ratio (CPU) | tapegrad wall | libtorch wall |"
-          " ratio (wall) | target | met |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for case in cases:
-        tg, lt = runs.get(("tapegrad", case)), runs.get(("libtorch", case))
-        ratio_cpu = tg["cpu_time"] / lt["cpu_time"] if lt else None
-        ratio_wall = tg["real_time"] / lt["real_time"] if lt else None
-        target = RATIO_TARGETS.get(case)
-        met = "-" if target is None or ratio_cpu is None else (
-            "yes" if ratio_cpu <= target else "**no**")
-        print(f"| {case} | {fmt(tg, 'cpu_time')} | {fmt(lt, 'cpu_time')} | "
-              f"{'-' if ratio_cpu is None else f'{ratio_cpu:.3f}'} | {fmt(tg, 'real_time')} | "
-              f"{fmt(lt, 'real_time')} | {'-' if ratio_wall is None else f'{ratio_wall:.3f}'} | "
-              f"{'-' if target is None else f'<= {target}'} | {met} |")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("runs", nargs="+", help="JSON files (--benchmark_out_format=json), "
+                        "e.g. one at 1 thread and one at 2 threads")
+    parser.add_argument("--issue", choices=sorted(TARGETS), help="only this issue's cases, "
+                        "with its targets")
+    parser.add_argument("--filter", default="", help="only cases matching this regex")
+    parser.add_argument("--wall", action="store_true", help="wall-clock time at 1 thread too")
+    args = parser.parse_args()
 
-    triad = runs.get(("reference", TRIAD))
-    if not triad:
-        return
-    # Google Benchmark computes bytes_per_second from the timed clock (CPU time, or wall-clock
-    # time with UseRealTime); the triad uses the same clock, so percentages compare like with like.
+    loaded = [load(p, args.wall) for p in args.runs]
+    cases = []
+    for _, _, _, order in loaded:
+        cases += [c for c in order if c not in cases]
+    if args.issue:  # the issue's cases in registration order, then any the runs lack
+        wanted = TARGETS[args.issue]
+        cases = [c for c in cases if c in wanted] + [c for c in wanted if c not in cases]
+    cases = [c for c in cases if re.search(args.filter, c)]
+
+    header = ["case"]
+    for threads, clock, runs, _ in loaded:
+        t = f"{threads} thread{'s' if threads > 1 else ''}"
+        header += [f"{t}: tapegrad", "libtorch", "ratio", "% triad"]
+    header += ["target", "met"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+
+    for case in cases:
+        ratio_goal, triad_goal = (TARGETS[args.issue].get(case, (None, None)) if args.issue
+                                  else strictest(case))
+        cells, verdicts = [case], []
+        for _, _, runs, _ in loaded:
+            tg, lt = runs.get(("tapegrad", case)), runs.get(("libtorch", case))
+            triad = runs.get(("reference", TRIAD))
+            ratio = tg["_time"] / lt["_time"] if tg and lt else None
+            pct = (100.0 * tg["bytes_per_second"] / triad["bytes_per_second"]
+                   if tg and triad and "bytes_per_second" in tg else None)
+            cells += [fmt_time(tg), fmt_time(lt), "-" if ratio is None else f"**{ratio:.2f}**",
+                      "-" if pct is None else f"{pct:.0f}%"]
+            ok = []
+            if ratio_goal is not None:
+                ok.append(None if ratio is None else ratio <= ratio_goal)
+            if triad_goal is not None:
+                ok.append(None if pct is None else pct >= triad_goal)
+            if ok:
+                verdicts.append("-" if None in ok else ("yes" if all(ok) else "no"))
+        goals = []
+        if ratio_goal is not None:
+            goals.append(f"<= {ratio_goal}x")
+        if triad_goal is not None:
+            goals.append(f">= {triad_goal:.0f}% triad")
+        cells += [", ".join(goals) or "-", " / ".join(verdicts) or "-"]
+        print("| " + " | ".join(cells) + " |")
+
     print()
-    print(f"STREAM triad: {triad['bytes_per_second'] / 1e9:.2f} GB/s (GB = 10^9 bytes)")
-    print()
-    print("| case | library | GB/s | % of triad | target | met |")
-    print("|---|---|---|---|---|---|")
-    for (library, case), b in runs.items():
-        if library == "reference" or "bytes_per_second" not in b:
-            continue
-        pct = 100.0 * b["bytes_per_second"] / triad["bytes_per_second"]
-        target = TRIAD_TARGETS.get(case) if library == "tapegrad" else None
-        met = "-" if target is None else ("yes" if pct >= target else "**no**")
-        print(f"| {case} | {library} | {b['bytes_per_second'] / 1e9:.2f} | {pct:.0f}% | "
-              f"{'-' if target is None else f'>= {target:.0f}%'} | {met} |")
+    for path, (threads, clock, runs, _) in zip(args.runs, loaded):
+        triad = runs.get(("reference", TRIAD))
+        bw = f"{triad['bytes_per_second'] / 1e9:.2f} GB/s" if triad else "not in this run"
+        print(f"{path}: {threads} thread(s), {clock.replace('_', ' ')}; "
+              f"STREAM triad {bw} (GB = 10^9 bytes)")
+    if any(("reference", TRIAD) not in runs for _, _, runs, _ in loaded):
+        print("(% triad needs reference/stream_triad_1<<24 in the same run: keep it in "
+              "--benchmark_filter)", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@
 #include <tapegrad/autograd/engine.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
+#include <tapegrad/ops/factories.h>
 #include <tapegrad/core/grad_mode.h>
 #include <tapegrad/generated/functions.h>
 #include <tapegrad/ops/registry.h>

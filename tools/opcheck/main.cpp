@@ -1,21 +1,29 @@
 // tg_opcheck: runs the op check over every registered op and prints one table row per op.
-//   tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [-v]
+//   tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [--fused-vs-composed] [--threads N] [-v]
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
+
+#include <tapegrad/core/parallel.h>
 
 #include "opcheck.h"
 
 namespace {
 
 void usage(std::ostream& os) {
-  os << "usage: tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [-v]\n"
-        "  --op NAME       check only this op\n"
-        "  --no-grad       skip gradcheck and gradgradcheck\n"
-        "  --no-gradgrad   skip gradgradcheck\n"
-        "  -v, --verbose   print every op's report, not only failures\n";
+  os << "usage: tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [--fused-vs-composed]\n"
+        "                  [--threads N] [-v]\n"
+        "  --op NAME              check only this op\n"
+        "  --no-grad              skip gradcheck and gradgradcheck\n"
+        "  --no-gradgrad          skip gradgradcheck\n"
+        "  --fused-vs-composed    only compare, sample by sample, the gradients of every fused\n"
+        "                         backward kernel with its composed formula's (bit for bit), and\n"
+        "                         print each comparison\n"
+        "  --threads N            run the kernels on N threads (tg::set_num_threads)\n"
+        "  -v, --verbose          print every op's report, not only failures\n";
 }
 
 }  // namespace
@@ -30,6 +38,16 @@ int main(int argc, char** argv) {
       options.gradcheck = false;
     } else if (arg == "--no-gradgrad") {
       options.gradgradcheck = false;
+    } else if (arg == "--fused-vs-composed") {
+      options.only_fused_vs_composed = true;
+      options.verbose = true;
+    } else if (arg == "--threads" && i + 1 < argc) {
+      const int n = std::atoi(argv[++i]);
+      if (n < 1) {
+        std::cerr << "tg_opcheck: --threads needs a positive count\n";
+        return 2;
+      }
+      tg::set_num_threads(n);
     } else if (arg == "-v" || arg == "--verbose") {
       options.verbose = true;
     } else if (arg == "-h" || arg == "--help") {
@@ -43,17 +61,24 @@ int main(int argc, char** argv) {
   }
 
   std::vector<tg::opcheck::OpReport> reports = tg::opcheck::check_ops(options);
+  if (options.only_fused_vs_composed) {  // the ops with a fused backward, and any failure
+    std::erase_if(reports, [](const auto& r) { return r.ok && r.fused == 0; });
+    if (reports.empty()) {
+      std::printf("no op's backward ran a fused kernel: nothing was compared\n");
+      return 1;
+    }
+  }
   size_t width = 2;
   for (const auto& r : reports) width = std::max(width, r.op.size());
-  std::printf("| %-*s | samples | forward | grad | gradgrad | inplace | rejects | status |\n",
+  std::printf("| %-*s | samples | forward | grad | gradgrad | inplace | rejects | fused | status |\n",
               static_cast<int>(width), "op");
-  std::printf("|%s|---------|---------|------|----------|---------|---------|--------|\n",
+  std::printf("|%s|---------|---------|------|----------|---------|---------|-------|--------|\n",
               std::string(width + 2, '-').c_str());
   int passed = 0, failed = 0;
   for (const auto& r : reports) {
-    std::printf("| %-*s | %7d | %7d | %4d | %8d | %7d | %7d | %-6s |\n", static_cast<int>(width),
-                r.op.c_str(), r.samples, r.forward, r.gradchecks, r.gradgradchecks, r.inplace,
-                r.rejects, r.ok ? "ok" : "FAIL");
+    std::printf("| %-*s | %7d | %7d | %4d | %8d | %7d | %7d | %5d | %-6s |\n",
+                static_cast<int>(width), r.op.c_str(), r.samples, r.forward, r.gradchecks,
+                r.gradgradchecks, r.inplace, r.rejects, r.fused, r.ok ? "ok" : "FAIL");
     (r.ok ? passed : failed) += 1;
   }
   for (const auto& r : reports)

@@ -6,16 +6,18 @@
 #include <cmath>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include <tapegrad/autograd/engine.h>
+#include <tapegrad/autograd/formulas/fused.h>
 #include <tapegrad/autograd/gradcheck.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
 #include <tapegrad/core/grad_mode.h>
-#include <tapegrad/core/operators.h>
+#include <tapegrad/ops/factories.h>
+#include <tapegrad/ops/operators.h>
 
 #include "samples.h"
 
@@ -58,6 +60,27 @@ std::string difference(const Tensor& got, const Tensor& want, bool tolerant = fa
     return os.str();
   }
   return tolerant ? "" : "the values differ in their bits (signed zero or NaN payload)";
+}
+
+// "" when got and want hold the same values bit for bit, except that every NaN matches every
+// NaN: which NaN an operation on two NaNs returns is the hardware's choice (IEEE 754 leaves it
+// open), and tapegrad's own mul returns either operand's depending on the loop it takes. Signed
+// zeros must match. Otherwise what differs first.
+std::string difference_but_nan(const Tensor& got, const Tensor& want) {
+  if (!got.defined() || !want.defined() || got.shape() != want.shape() ||
+      got.dtype() != want.dtype())
+    return difference(got, want);
+  if (bytes_of(got) == bytes_of(want)) return "";
+  const std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
+  for (size_t k = 0; k < g.size(); ++k) {
+    if (std::isnan(g[k]) && std::isnan(w[k])) continue;
+    if (g[k] == w[k] && std::signbit(g[k]) == std::signbit(w[k])) continue;
+    std::ostringstream os;
+    os.precision(17);
+    os << "element " << k << " (row-major) is " << g[k] << ", expected " << w[k];
+    return os.str();
+  }
+  return "";
 }
 
 // Seeded values uniform in [-1, 1), shaped like t.
@@ -137,7 +160,7 @@ class OpChecker {
           where = detail::str_cat(where, " (", describe_args(op_, c.args), ")");
           if (s.reject.empty()) {
             check_case(s, dtype, c, where);
-          } else {
+          } else if (!options_.only_fused_vs_composed) {
             check_reject(s, c, where);
           }
         } catch (const std::exception& e) {
@@ -200,6 +223,10 @@ class OpChecker {
     }
     if (std::string names = changed(c.args, c.tensors, before); !names.empty())
       failure(where, "forward modified its input " + names);
+    // (no_grad only spares a sample gradcheck: the two forms of a backward must agree anywhere)
+    if (options_.fused_vs_composed && op_.differentiable && is_floating(dtype))
+      check_fused_vs_composed(s, c, where);
+    if (options_.only_fused_vs_composed) return;
     if (op_.call_method) {
       std::vector<Tensor> m = call_method_(c.args);
       for (size_t i = 0; i < outs.size(); ++i) {
@@ -253,6 +280,76 @@ class OpChecker {
     } else {
       passed(where, r.report);
     }
+  }
+
+  // The gradients of a plain backward, where a formula runs its fused kernel, against the same
+  // backward with every formula in its composed form (formulas::ComposedOnlyGuard): equal bit for
+  // bit (NaNs aside: difference_but_nan), or the fused kernel is wrong (the composed formula
+  // states the rule). Compared for all
+  // differentiable inputs together and for each alone, since a fused kernel computes only the
+  // gradients asked for. Passes whose plain backward ran no fused kernel are skipped.
+  void check_fused_vs_composed(const Sample& s, const Case& c, const std::string& where) {
+    std::vector<TensorSlot> slots;
+    for (const TensorSlot& slot : c.tensors)
+      if (slot.grad && is_floating(tensor_at(c.args, slot).dtype())) slots.push_back(slot);
+    if (slots.empty()) return;
+    std::vector<std::vector<TensorSlot>> subsets{slots};
+    if (slots.size() > 1)
+      for (const TensorSlot& slot : slots) subsets.push_back({slot});
+    for (const auto& subset : subsets) {
+      std::string names;
+      for (const TensorSlot& slot : subset) names += (names.empty() ? "" : ", ") + slot_name(slot);
+      try {
+        bool fused = false, composed_fused = false;
+        const std::vector<Tensor> want = backward_of(s, c, subset, true, composed_fused);
+        const std::vector<Tensor> got = backward_of(s, c, subset, false, fused);
+        if (!fused) continue;
+        ++report_.fused;
+        const std::string what = "fused vs composed (gradients of " + names + ")";
+        if (composed_fused) failure(where, what + ": the composed run still took a fused path");
+        bool same = want.size() == got.size();
+        for (size_t k = 0; same && k < got.size(); ++k) {
+          if (std::string diff = difference_but_nan(got[k], want[k]); !diff.empty()) {
+            failure(where, what + ": " + slot_name(subset[k]) + "'s fused gradient differs: " +
+                               diff);
+            same = false;
+          }
+        }
+        if (same) passed(where, what + ": bit for bit");
+      } catch (const std::exception& e) {
+        failure(where, "fused vs composed (gradients of " + names + ") threw: " + e.what());
+      }
+    }
+  }
+
+  // d(outputs)/d(the subset's inputs) for a seeded upstream gradient, by a plain backward, with
+  // every formula composed when `composed`; `fused` says whether a formula ran a fused kernel.
+  std::vector<Tensor> backward_of(const Sample& s, const Case& c,
+                                  const std::vector<TensorSlot>& subset, bool composed,
+                                  bool& fused) {
+    std::vector<Value> args = c.args;
+    std::vector<Tensor> leaves;
+    for (const TensorSlot& slot : subset) {
+      Tensor leaf = tensor_at(args, slot).detach();
+      leaf.requires_grad_(true);
+      tensor_at(args, slot) = leaf;
+      leaves.push_back(leaf);
+    }
+    EnableGradGuard grad_on;
+    std::vector<Tensor> outs = call_(args), ys, upstream;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (!output_differentiable(i) || !outs[i].defined() || !outs[i].requires_grad()) continue;
+      ys.push_back(outs[i]);
+      upstream.push_back(random_like(outs[i], sample_seed(op_.name, s.index) + 2 + i));
+    }
+    fused = false;
+    if (ys.empty()) return {};
+    std::optional<formulas::ComposedOnlyGuard> composed_only;
+    if (composed) composed_only.emplace();
+    const uint64_t runs = formulas::fused_runs();
+    std::vector<Tensor> grads = autograd::grad(ys, leaves, upstream);
+    fused = formulas::fused_runs() != runs;
+    return grads;
   }
 
   // The in-place variant on clones: equal to the out-of-place result cast to self's dtype, or a

@@ -11,7 +11,7 @@
 
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
-#include <tapegrad/core/factories.h>
+#include <tapegrad/ops/factories.h>
 
 namespace tg::opcheck {
 namespace {
@@ -75,7 +75,7 @@ TensorSpec parse_tensor(const json& j, const std::string& where) {
   }
   if (!j.is_object()) bad(where, "expected a shape list or a tensor object, got " + j.dump());
   static const std::set<std::string> keys = {"shape", "dtype", "values", "low", "high", "fill",
-                                             "distinct", "requires_grad", "transpose"};
+                                             "step", "distinct", "requires_grad", "transpose"};
   for (const auto& [key, v] : j.items())
     if (!keys.count(key)) bad(where, "unknown tensor key '" + key + "'");
   Shape nested;
@@ -95,6 +95,10 @@ TensorSpec parse_tensor(const json& j, const std::string& where) {
   if (spec.low && spec.high && !(*spec.low < *spec.high))
     bad(where, "\"low\" must be below \"high\"");
   if (j.contains("fill")) spec.fill = as_number(j["fill"], where + " (fill)");
+  if (j.contains("step")) {
+    spec.step = as_number(j["step"], where + " (step)");
+    if (!(*spec.step > 0)) bad(where, "\"step\" must be positive");
+  }
   if (j.contains("distinct")) {
     if (!j["distinct"].is_boolean()) bad(where, "\"distinct\" must be true or false");
     spec.distinct = j["distinct"].get<bool>();
@@ -223,6 +227,8 @@ std::vector<double> random_values(const TensorSpec& spec, DType dtype, int64_t n
   if (!spec.distinct) {
     for (auto& x : v) x = floating ? low + uniform(rng) * (high - low)
                                    : low + static_cast<double>(rng() % static_cast<uint64_t>(high - low));
+    if (floating && spec.step)  // ties and exact zeros, for max-like and product reductions
+      for (auto& x : v) x = std::round(x / *spec.step) * *spec.step;
     return v;
   }
   // Distinct. Floats: points of an even grid over [low, high), each jittered within its cell.

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 #include <tapegrad/ops/registry.h>
 
 namespace tg::opcheck {
@@ -19,6 +19,7 @@ struct TensorSpec {
   std::vector<double> values;       // "values": row-major (nested lists are flattened)
   std::optional<double> low, high;  // "low"/"high": uniform range [low, high)
   std::optional<double> fill;       // "fill": every element
+  std::optional<double> step;       // "step": floating values rounded to multiples of it
   bool distinct = false;            // "distinct": no two elements equal
   bool requires_grad = true;        // "requires_grad": false keeps it out of gradcheck
   std::optional<std::pair<int64_t, int64_t>> transpose;  // "transpose": stored transposed

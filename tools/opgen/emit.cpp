@@ -578,15 +578,17 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
 
 void emit_prologues(Out& out) {
   out.functions_h << kBanner << "#pragma once\n#include <optional>\n#include <string>\n#include <tuple>\n#include <vector>\n\n"
-                  << "#include <tapegrad/core/tensor.h>\n\nnamespace tg {\n\n";
-  out.methods_h << kBanner << "// Included inside class tg::Tensor.\n";
+                  << "#include <tapegrad/generated/tensor.h>\n\nnamespace tg {\n\n";
+  // methods_h has no prologue: its declarations go into class Tensor (see fill_tensor_template).
   out.kernels_h << kBanner << "#pragma once\n#include <optional>\n#include <string>\n#include <tuple>\n#include <vector>\n\n"
-                << "#include <tapegrad/core/tensor.h>\n\n";
+                << "#include <tapegrad/generated/tensor.h>\n\n";
   out.internal_h << kBanner << "#pragma once\n#include <tapegrad/core/dispatch.h>\n#include <tapegrad/generated/functions.h>\n\nnamespace tg {\n";
-  out.ops_cpp << kBanner << "#include <tapegrad/core/inplace.h>\n#include <tapegrad/ops/checks/arguments.h>\n"
+  out.ops_cpp << kBanner << "#include <tapegrad/autograd/inplace.h>\n"
+              << "#include <tapegrad/ops/checks/arguments.h>\n"
               << "#include <tapegrad/generated/kernels.h>\n#include \"ops_internal.h\"\n\nnamespace tg {\n\n";
   out.autograd_cpp << kBanner << "#include <array>\n#include <tuple>\n\n#include <tapegrad/autograd/formulas.h>\n#include <tapegrad/autograd/node.h>\n"
-                   << "#include <tapegrad/core/factories.h>\n#include <tapegrad/core/operators.h>\n#include \"ops_internal.h\"\n\n"
+                   << "#include <tapegrad/ops/factories.h>\n#include <tapegrad/ops/operators.h>\n"
+                   << "#include \"ops_internal.h\"\n\n"
                    << "namespace tg {\nusing namespace tg::formulas;\n\n";
   out.registry_cpp << kBanner << "#include <tapegrad/generated/functions.h>\n#include <tapegrad/ops/registry.h>\n\n"
                    << "namespace tg::registry {\nnamespace {\n\n";

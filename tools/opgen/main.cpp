@@ -1,6 +1,6 @@
 // opgen (main): reads ops/specs/*.json and writes the generated C++ of tapegrad into the build tree:
+//   tensor.h          class tg::Tensor: the template (--tensor-template) with the op methods
 //   functions.h       public functions in namespace tg (+ in-place variants)
-//   tensor_methods.h  Tensor methods (included inside class Tensor)
 //   kernels.h         declarations of every kernel and check function named in a spec
 //   ops_internal.h    the per-op dispatch tables (shared by ops.cpp and autograd.cpp)
 //   ops.cpp           front ends (argument checks, the op's check function, dispatch), methods,
@@ -18,6 +18,10 @@
 using namespace opgen;
 
 namespace {
+
+const char* kUsage =
+    "usage: tg_opgen --specs DIR --tensor-template FILE --out DIR [--backends DIR]... "
+    "[--checks DIR]...\n";
 
 // The text of every C++ source and header under dirs.
 std::vector<std::string> read_sources(const std::vector<fs::path>& dirs) {
@@ -74,6 +78,33 @@ void check_check_symbols(const std::vector<Op>& ops, const std::vector<fs::path>
   }
 }
 
+// The template of class Tensor with its "// @OP_METHODS@" line replaced by the method declarations
+// (indented into the class), under a banner that says where the file comes from.
+std::string fill_tensor_template(const fs::path& template_path, const std::string& methods) {
+  std::ifstream in(template_path);
+  if (!in) throw std::runtime_error("cannot read the Tensor template " + template_path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string out = "// @generated from tools/opgen/templates/tensor.h.in and ops/specs/*.json by "
+                    "tools/opgen. Do not edit.\n";
+  std::string line;
+  bool filled = false;
+  while (std::getline(text, line)) {
+    const size_t start = line.find_first_not_of(' ');
+    const bool marker = start != std::string::npos && line.substr(start) == "// @OP_METHODS@";
+    if (!marker) {
+      out += line + "\n";
+      continue;
+    }
+    std::istringstream decls(methods);
+    for (std::string d; std::getline(decls, d);) out += "  " + d + "\n";
+    filled = true;
+  }
+  if (!filled)
+    throw std::runtime_error(template_path.string() + ": no \"// @OP_METHODS@\" line to fill");
+  return out;
+}
+
 void write_if_changed(const fs::path& path, const std::string& text) {
   std::ifstream in(path);
   if (in) {
@@ -89,7 +120,7 @@ void write_if_changed(const fs::path& path, const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  fs::path specs_dir, out_dir;
+  fs::path specs_dir, out_dir, tensor_template;
   std::vector<fs::path> backend_dirs, check_dirs;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
@@ -97,13 +128,14 @@ int main(int argc, char** argv) {
     else if (flag == "--out") out_dir = argv[i + 1];
     else if (flag == "--backends") backend_dirs.emplace_back(argv[i + 1]);
     else if (flag == "--checks") check_dirs.emplace_back(argv[i + 1]);
+    else if (flag == "--tensor-template") tensor_template = argv[i + 1];
     else {
-      std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]... [--checks DIR]...\n";
+      std::cerr << kUsage;
       return 2;
     }
   }
-  if (specs_dir.empty() || out_dir.empty()) {
-    std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]... [--checks DIR]...\n";
+  if (specs_dir.empty() || out_dir.empty() || tensor_template.empty()) {
+    std::cerr << kUsage;
     return 2;
   }
   try {
@@ -142,7 +174,8 @@ int main(int argc, char** argv) {
     emit_epilogues(out, kernel_regs, autograd_regs, entries);
     fs::create_directories(out_dir);
     write_if_changed(out_dir / "functions.h", out.functions_h.str());
-    write_if_changed(out_dir / "tensor_methods.h", out.methods_h.str());
+    write_if_changed(out_dir / "tensor.h",
+                     fill_tensor_template(tensor_template, out.methods_h.str()));
     write_if_changed(out_dir / "kernels.h", out.kernels_h.str());
     write_if_changed(out_dir / "ops_internal.h", out.internal_h.str());
     write_if_changed(out_dir / "ops.cpp", out.ops_cpp.str());

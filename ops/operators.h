@@ -1,7 +1,7 @@
 #pragma once
 // Arithmetic and comparison operators on tensors and scalars (thin wrappers over the ops).
-#include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg {
 

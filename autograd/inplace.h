@@ -4,7 +4,7 @@
 // a clone, so saved values are never the storage being overwritten).
 #include <initializer_list>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg::detail {
 

@@ -1,4 +1,4 @@
-#include <tapegrad/core/factories.h>
+#include <tapegrad/ops/factories.h>
 
 #include <cmath>
 #include <mutex>

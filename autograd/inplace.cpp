@@ -1,5 +1,6 @@
-#include <tapegrad/core/inplace.h>
+#include <tapegrad/autograd/inplace.h>
 
+#include <tapegrad/autograd/meta.h>
 #include <tapegrad/autograd/node.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/generated/functions.h>
@@ -46,7 +47,7 @@ void finish_inplace(const char* op, const Tensor& self, const Tensor& result, co
   }
   self.bump_version();
   if (!plan.record) return;
-  AutogradMeta& meta = self.impl()->autograd_meta();
+  AutogradMeta& meta = autograd_meta(*self.impl());
   if (result.requires_grad()) {
     meta.grad_fn = result.grad_fn();
     meta.output_nr = result.output_nr();

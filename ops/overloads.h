@@ -1,7 +1,7 @@
 #pragma once
 // C++ overloads of generated ops that a spec cannot express (one spec op has one C++ name).
-#include <tapegrad/core/tensor.h>
 #include <tapegrad/generated/functions.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include <tapegrad/core/tensor.h>
+#include <tapegrad/generated/tensor.h>
 
 namespace tg {
 
