@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include <tapegrad/core/grad_mode.h>
 #include <tapegrad/generated/functions.h>
 #include <tapegrad/ops/factories.h>
 #include <tapegrad/ops/operators.h>
@@ -79,45 +78,48 @@ std::pair<Tensor, Tensor> batch_norm_normalize(const Tensor& self, const Tensor&
 
 }  // namespace
 
-Tensor batch_norm_backward_self(const Tensor& grad, const Tensor& self, const Tensor& running_mean,
-                                const Tensor& running_var, const Tensor& weight, bool training,
-                                double eps) {
-  const Tensor g =
-      weight.defined() ? grad * weight.reshape(channel_shape(self.dim(), self.size(1))) : grad;
-  const auto [xhat, rstd] = batch_norm_normalize(self, running_mean, running_var, training, eps);
-  if (!training) return g * rstd;
-  const std::vector<int64_t> dims = dims_except(self.dim(), 1);
-  return rstd * (g - mean(g, dims, true) - xhat * mean(g * xhat, dims, true));
-}
-
-Tensor batch_norm_backward_weight(const Tensor& grad, const Tensor& self,
-                                  const Tensor& running_mean, const Tensor& running_var,
-                                  bool training, double eps) {
-  const Tensor xhat = batch_norm_normalize(self, running_mean, running_var, training, eps).first;
-  return sum_except_channels(grad * xhat);
-}
-
 std::tuple<Tensor, Tensor, Tensor> batch_norm_grads(const Tensor& grad, const Tensor& self,
                                                     const Tensor& running_mean,
                                                     const Tensor& running_var, const Tensor& weight,
                                                     bool training, double eps,
                                                     const std::array<bool, 3>& grad_input_mask) {
+  auto [gi, gw, gb] =
+      batch_norm_backward(grad, self, running_mean, running_var, weight, training, eps);
   const auto [want_self, want_weight, want_bias] = grad_input_mask;
-  // Recording a double backward: create_graph turned grad mode on and an input requires grad.
-  const bool recording = GradMode::is_enabled() && (grad.requires_grad() || self.requires_grad() ||
-                                                    (weight.defined() && weight.requires_grad()));
-  if (!recording) {
-    auto [gi, gw, gb] =
-        batch_norm_backward(grad, self, running_mean, running_var, weight, training, eps);
-    return {want_self ? gi : Tensor(), want_weight ? gw : Tensor(), want_bias ? gb : Tensor()};
+  return {want_self ? gi : Tensor(), want_weight ? gw : Tensor(), want_bias ? gb : Tensor()};
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_double_backward(
+    const Tensor& grad_input_grad, const Tensor& grad_weight_grad, const Tensor& grad_bias_grad,
+    const Tensor& grad_output, const Tensor& self, const Tensor& running_mean,
+    const Tensor& running_var, const Tensor& weight, bool training, double eps,
+    const std::array<bool, 3>& grad_input_mask) {
+  const auto [want_dy, want_self, want_weight] = grad_input_mask;
+  const std::vector<int64_t> dims = dims_except(self.dim(), 1);
+  const Shape cshape = channel_shape(self.dim(), self.size(1));
+  const auto [xhat, s] = batch_norm_normalize(self, running_mean, running_var, training, eps);
+  const Tensor& G = grad_input_grad;
+  const Tensor Gw = grad_weight_grad.reshape(cshape), Gb = grad_bias_grad.reshape(cshape);
+  const Tensor& dy = grad_output;
+  auto times_w = [&](const Tensor& t) { return weight.defined() ? t * weight.reshape(cshape) : t; };
+  Tensor g_dy, g_self, g_weight;
+  if (!training) {
+    if (want_dy) g_dy = times_w(s * G) + Gw * xhat + Gb;
+    if (want_self) g_self = Gw * s * dy;
+    if (want_weight) g_weight = sum(G * s * dy, dims);
+    return {g_dy, g_self, g_weight};
   }
-  return {want_self ? batch_norm_backward_self(grad, self, running_mean, running_var, weight,
-                                               training, eps)
-                    : Tensor(),
-          want_weight
-              ? batch_norm_backward_weight(grad, self, running_mean, running_var, training, eps)
-              : Tensor(),
-          want_bias ? sum_except_channels(grad) : Tensor()};
+  const Tensor a = mean(dy, dims, true), b = mean(dy * xhat, dims, true);
+  const Tensor dyc = dy - a;
+  const Tensor G_mean = mean(G, dims, true), G_xhat = mean(G * xhat, dims, true);
+  if (want_dy) g_dy = times_w(s * (G - G_mean - xhat * G_xhat)) + Gw * xhat + Gb;
+  if (want_self) {
+    const Tensor inner =
+        xhat * (b * G_xhat * 3.0 - mean(G * dyc, dims, true)) - dyc * G_xhat - b * (G - G_mean);
+    g_self = times_w(s * s * inner) + Gw * s * (dyc - b * xhat);
+  }
+  if (want_weight) g_weight = sum(G * s * (dyc - xhat * b), dims);
+  return {g_dy, g_self, g_weight};
 }
 
 namespace {

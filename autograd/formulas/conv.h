@@ -29,24 +29,30 @@ Tensor max_pool2d_backward(const Tensor& grad, const Shape& self_shape, const Te
 // to grad_output's spatial size.
 Tensor adaptive_avg_pool2d_double_backward(const Tensor& grad, const Shape& grad_output_shape);
 
-// batch_norm, with x^ = (self - mean) * rstd per channel (batch statistics when training, the
-// running ones otherwise) and g = grad * weight:
-//   self:   training: rstd * (g - mean(g) - x^ * mean(g * x^)) over every dim but 1; eval: g * rstd
-//   weight: sum of grad * x^ over every dim but 1
-//   bias:   sum of grad over every dim but 1
-// All three at once: the fused batch_norm_backward op when no graph is being recorded, the
-// composed formulas below under create_graph (so that they can be differentiated again).
+// batch_norm's three gradients, from the op batch_norm_backward (its kernel is one pass per
+// channel), keeping those grad_input_mask asks for.
 std::tuple<Tensor, Tensor, Tensor> batch_norm_grads(const Tensor& grad, const Tensor& self,
                                                     const Tensor& running_mean,
                                                     const Tensor& running_var, const Tensor& weight,
                                                     bool training, double eps,
                                                     const std::array<bool, 3>& grad_input_mask);
-Tensor batch_norm_backward_self(const Tensor& grad, const Tensor& self, const Tensor& running_mean,
-                                const Tensor& running_var, const Tensor& weight, bool training,
-                                double eps);
-Tensor batch_norm_backward_weight(const Tensor& grad, const Tensor& self,
-                                  const Tensor& running_mean, const Tensor& running_var,
-                                  bool training, double eps);
+
+// The gradients of batch_norm_backward w.r.t. (grad_output, self, weight), given the gradients
+// G, Gw, Gb of its outputs (grad_input, grad_weight, grad_bias). Per channel, with x^ and s = rstd
+// (batch statistics when training, running ones otherwise), dy = grad_output, w = weight (or 1),
+// <.> the mean over the channel's elements, a = <dy>, b = <dy x^>:
+//   grad_input = w s (dy - a - x^ b) (training) or w s dy (eval); grad_weight = sum(dy x^);
+//   grad_bias = sum(dy).
+//   d/d grad_output = w s (G - <G> - x^ <G x^>) (eval: w s G) + Gw x^ + Gb
+//   d/d weight      = sum(G s (dy - a - x^ b))   (eval: sum(G s dy))
+//   d/d self        = w s^2 (3 b <G x^> x^ - <G (dy - a)> x^ - (dy - a) <G x^> - b (G - <G>))
+//                     + Gw s (dy - a - b x^)      (eval: Gw s dy)
+std::tuple<Tensor, Tensor, Tensor> batch_norm_double_backward(
+    const Tensor& grad_input_grad, const Tensor& grad_weight_grad, const Tensor& grad_bias_grad,
+    const Tensor& grad_output, const Tensor& self, const Tensor& running_mean,
+    const Tensor& running_var, const Tensor& weight, bool training, double eps,
+    const std::array<bool, 3>& grad_input_mask);
+
 // grad summed over every dim but dim 1 (the channels).
 Tensor sum_except_channels(const Tensor& grad);
 

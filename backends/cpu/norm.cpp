@@ -1,4 +1,4 @@
-// CPU kernels of batch_norm, its fused backward and group_norm: statistics in double over
+// CPU kernels of batch_norm, batch_norm_backward and group_norm: statistics in double over
 // contiguous data (mean first, then the variance around it: two exact passes), then one pass that
 // writes (x - mean) * (rstd * weight) + bias.
 #include <cmath>
