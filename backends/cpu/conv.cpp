@@ -35,30 +35,35 @@ int64_t grain_for(int64_t row) {
 // 0 in the padding. Row (c, i, j) of the whole matrix is row (c % Cg, i, j) of group c / Cg's.
 template <typename T> void im2col(const T* x, const ConvGeometry& g, T* cols) {
   const int64_t L = g.oh * g.ow, NL = g.n * L, taps = g.kh * g.kw;
-  parallel_for(0, g.c * taps * g.n, grain_for(L), [&](int64_t lo_task, int64_t hi_task) {
-    for (int64_t t = lo_task; t < hi_task; ++t) {
-      const int64_t r = t / g.n, n = t % g.n;
+  // One task per row (c, i, j) of the matrix, all images inside it: the index arithmetic
+  // (divisions) runs once per row, not once per image.
+  parallel_for(0, g.c * taps, grain_for(NL), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
       const int64_t c = r / taps, i = (r / g.kw) % g.kh, j = r % g.kw;
-      const T* plane = x + (n * g.c + c) * g.h * g.w;
-      T* dst = cols + r * NL + n * L;
       int64_t ow_lo, ow_hi;
       valid_range(g.w, g.ow, g.sw, g.pw, j * g.dw, ow_lo, ow_hi);
-      for (int64_t oh = 0; oh < g.oh; ++oh) {
-        T* drow = dst + oh * g.ow;
-        const int64_t ih = oh * g.sh - g.ph + i * g.dh;
-        if (ih < 0 || ih >= g.h) {
-          std::fill(drow, drow + g.ow, T(0));
-          continue;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const T* plane = x + (n * g.c + c) * g.h * g.w;
+        T* dst = cols + r * NL + n * L;
+        // Rows are short in a small CNN (8 columns for the digits): plain loops, not a fill
+        // and a memcpy call per row segment.
+        for (int64_t oh = 0; oh < g.oh; ++oh) {
+          T* drow = dst + oh * g.ow;
+          const int64_t ih = oh * g.sh - g.ph + i * g.dh;
+          if (ih < 0 || ih >= g.h) {
+            for (int64_t ow = 0; ow < g.ow; ++ow) drow[ow] = T(0);
+            continue;
+          }
+          const int64_t base = ih * g.w - g.pw + j * g.dw;  // + ow * sw: column ow's element
+          for (int64_t ow = 0; ow < ow_lo; ++ow) drow[ow] = T(0);
+          if (g.sw == 1) {
+            const T* src = plane + base + ow_lo;  // base + ow_lo >= 0: the first column inside
+            for (int64_t k = 0; k < ow_hi - ow_lo; ++k) drow[ow_lo + k] = src[k];
+          } else {
+            for (int64_t ow = ow_lo; ow < ow_hi; ++ow) drow[ow] = plane[base + ow * g.sw];
+          }
+          for (int64_t ow = ow_hi; ow < g.ow; ++ow) drow[ow] = T(0);
         }
-        const int64_t base = ih * g.w - g.pw + j * g.dw;  // + ow * sw: column ow's element
-        std::fill(drow, drow + ow_lo, T(0));
-        if (g.sw == 1) {
-          std::memcpy(drow + ow_lo, plane + base + ow_lo,
-                      static_cast<size_t>(ow_hi - ow_lo) * sizeof(T));
-        } else {
-          for (int64_t ow = ow_lo; ow < ow_hi; ++ow) drow[ow] = plane[base + ow * g.sw];
-        }
-        std::fill(drow + ow_hi, drow + g.ow, T(0));
       }
     }
   });

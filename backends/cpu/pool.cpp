@@ -66,11 +66,11 @@ template <typename T> void max_pool_planes(const T* in, T* o, int64_t* idx, cons
         T best_value = -std::numeric_limits<T>::infinity();
         for (int64_t ih = h0; ih < h1; ih += g.dh)
           for (int64_t iw = w0; iw < w1; iw += g.dw) {
+            // Selects, not a branch: on real data which element wins is unpredictable.
             const T v = src[ih * g.w + iw];
-            if (v > best_value || std::isnan(v)) {
-              best_value = v;
-              best = ih * g.w + iw;
-            }
+            const bool take = v > best_value || v != v;  // v != v: NaN
+            best_value = take ? v : best_value;
+            best = take ? ih * g.w + iw : best;
           }
         op[oh * g.ow + ow] = best_value;
         ip[oh * g.ow + ow] = best;
