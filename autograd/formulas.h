@@ -2,6 +2,7 @@
 // Named backward helpers that specs' formulas call (PyTorch keeps these in FunctionsManual.cpp).
 // Each is written with public ops, so double backward works through them.
 #include <tapegrad/autograd/formulas/attention.h>
+#include <tapegrad/autograd/formulas/conv.h>
 #include <tapegrad/autograd/formulas/elementwise.h>
 #include <tapegrad/autograd/formulas/fused.h>
 #include <tapegrad/autograd/formulas/indexing.h>

@@ -58,6 +58,10 @@ struct Libtorch {
     return torch::transpose(x, d0, d1);
   }
   static Tensor contiguous(const Tensor& x) { return x.contiguous(); }
+  static Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, int64_t stride,
+                       int64_t padding) {
+    return torch::conv2d(x, w, b, stride, padding);
+  }
   static Tensor cat(const std::vector<Tensor>& ts, int64_t dim) { return torch::cat(ts, dim); }
 
   static Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
@@ -146,6 +150,24 @@ struct Libtorch {
   static void clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
     torch::nn::utils::clip_grad_norm_(params, max_norm);
   }
+  // examples/digits_cnn's model, in torch::nn.
+  struct DigitsCnn {
+    DigitsCnn() {
+      namespace nn = torch::nn;
+      module->push_back(nn::Conv2d(nn::Conv2dOptions(1, 16, 3).padding(1)));
+      module->push_back(nn::BatchNorm2d(16));
+      module->push_back(nn::ReLU());
+      module->push_back(nn::Conv2d(nn::Conv2dOptions(16, 32, 3).padding(1)));
+      module->push_back(nn::BatchNorm2d(32));
+      module->push_back(nn::ReLU());
+      module->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(2)));
+      module->push_back(nn::Flatten());
+      module->push_back(nn::Linear(32 * 4 * 4, 10));
+    }
+    Tensor forward(const Tensor& x) { return module->forward(x); }
+    std::vector<Tensor> parameters() const { return module->parameters(); }
+    torch::nn::Sequential module;
+  };
   static torch::optim::SGD sgd(std::vector<Tensor> params, double lr) {
     return torch::optim::SGD(std::move(params), torch::optim::SGDOptions(lr));
   }

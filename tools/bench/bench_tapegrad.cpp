@@ -59,6 +59,10 @@ struct Tapegrad {
     return tg::transpose(x, d0, d1);
   }
   static Tensor contiguous(const Tensor& x) { return x.contiguous(); }
+  static Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, int64_t stride,
+                       int64_t padding) {
+    return tg::conv2d(x, w, b, {stride}, {padding});
+  }
   static Tensor cat(const std::vector<Tensor>& ts, int64_t dim) { return tg::cat(ts, dim); }
 
   static Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
@@ -124,6 +128,22 @@ struct Tapegrad {
   static void clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
     tg::nn::utils::clip_grad_norm_(params, max_norm);
   }
+  // examples/digits_cnn's model.
+  struct DigitsCnn {
+    DigitsCnn() {
+      using namespace tg::nn;
+      module = std::make_shared<Sequential>(std::initializer_list<std::shared_ptr<Module>>{
+          std::make_shared<Conv2d>(1, 16, 3, ConvOptions{.padding = 1}),
+          std::make_shared<BatchNorm2d>(16), std::make_shared<ReLU>(),
+          std::make_shared<Conv2d>(16, 32, 3, ConvOptions{.padding = 1}),
+          std::make_shared<BatchNorm2d>(32), std::make_shared<ReLU>(),
+          std::make_shared<MaxPool2d>(2), std::make_shared<Flatten>(),
+          std::make_shared<Linear>(32 * 4 * 4, 10)});
+    }
+    Tensor forward(const Tensor& x) { return (*module)(x); }
+    std::vector<Tensor> parameters() const { return module->parameters(); }
+    std::shared_ptr<tg::nn::Sequential> module;
+  };
   static tg::nn::SGD sgd(std::vector<Tensor> params, double lr) {
     return tg::nn::SGD(std::move(params), {.lr = lr});
   }

@@ -5,6 +5,7 @@
 // one line to that header's cases(); both libraries then run it under the same name.
 #include <vector>
 
+#include "cases_cnn.h"
 #include "cases_elementwise.h"
 #include "cases_indexing.h"
 #include "cases_nn.h"
@@ -17,7 +18,8 @@ namespace tg_bench {
 template <class L> std::vector<Case> all_cases() {
   std::vector<Case> all;
   for (const auto& family : {overhead::cases<L>, elementwise::cases<L>, reduce::cases<L>,
-                             nn::cases<L>, indexing::cases<L>, sequence::cases<L>}) {
+                             nn::cases<L>, cnn::cases<L>, indexing::cases<L>,
+                             sequence::cases<L>}) {
     const std::vector<Case> cases = family();
     all.insert(all.end(), cases.begin(), cases.end());
   }

@@ -9,7 +9,8 @@
 //   scalar(v)                          0-d float32
 //   clear_grad(t) set_grad(t, g)       t's grad to undefined / to g
 //   the ops the cases call, as free functions with the library's names (add, sum, gelu, ...),
-//   Mlp (forward, parameters), sgd(params, lr), adamw(params)
+//   Mlp (forward, parameters), DigitsCnn (forward, parameters, examples/digits_cnn's model),
+//   sgd(params, lr), adamw(params)
 // Tensor methods shared by both libraries are used directly: requires_grad_(), requires_grad(),
 // defined(), grad(), backward(), backward(g), data_ptr(); so are the operators + * < on tensors
 // and scalars (found by argument-dependent lookup in the library's namespace).

@@ -1,0 +1,221 @@
+// CPU kernels of batch_norm, batch_norm_backward and group_norm: statistics in double over
+// contiguous data (mean first, then the variance around it: two exact passes), then one pass that
+// writes (x - mean) * (rstd * weight) + bias.
+#include <cmath>
+#include <tuple>
+#include <vector>
+
+#include <tapegrad/core/copy.h>
+#include <tapegrad/core/parallel.h>
+#include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
+
+namespace tg::cpu {
+
+namespace {
+
+template <typename T> double sum_of(const T* p, int64_t n) {
+  double acc[4] = {0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4)
+    for (int k = 0; k < 4; ++k) acc[k] += static_cast<double>(p[j + k]);
+  for (; j < n; ++j) acc[0] += static_cast<double>(p[j]);
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+template <typename T> double squares_around(const T* p, int64_t n, double mean) {
+  double acc[4] = {0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4)
+    for (int k = 0; k < 4; ++k) {
+      const double d = static_cast<double>(p[j + k]) - mean;
+      acc[k] += d * d;
+    }
+  for (; j < n; ++j) {
+    const double d = static_cast<double>(p[j]) - mean;
+    acc[0] += d * d;
+  }
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+// The elements of an optional per-channel tensor, as doubles (fill when undefined).
+std::vector<double> channel_values(const Tensor& t, int64_t channels, double fill) {
+  if (!t.defined()) return std::vector<double>(static_cast<size_t>(channels), fill);
+  return t.to_vector<double>();
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& self, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                  double eps) {
+  Tensor out = empty(self.shape(), self.dtype(), self.device());
+  if (self.numel() == 0) return out;  // no statistics: the running ones stay (as PyTorch)
+  const int64_t n = self.size(0), channels = self.size(1), inner = self.numel() / (n * channels);
+  const int64_t count = n * inner;  // values per channel
+  std::vector<double> mean(static_cast<size_t>(channels)), var(mean.size());
+  const Tensor x = self.contiguous();
+  visit_floating("batch_norm", self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = x.data<T>();
+    if (training) {
+      parallel_for(0, channels, std::max<int64_t>(1, kElementwiseGrain / count),
+                   [&](int64_t lo, int64_t hi) {
+                     for (int64_t c = lo; c < hi; ++c) {
+                       double s = 0, q = 0;
+                       for (int64_t i = 0; i < n; ++i)
+                         s += sum_of(in + (i * channels + c) * inner, inner);
+                       const double m = s / static_cast<double>(count);
+                       for (int64_t i = 0; i < n; ++i)
+                         q += squares_around(in + (i * channels + c) * inner, inner, m);
+                       mean[static_cast<size_t>(c)] = m;
+                       var[static_cast<size_t>(c)] = q / static_cast<double>(count);
+                     }
+                   });
+    } else {
+      mean = running_mean.to_vector<double>();
+      var = running_var.to_vector<double>();
+    }
+    const std::vector<double> w = channel_values(weight, channels, 1.0);
+    const std::vector<double> b = channel_values(bias, channels, 0.0);
+    std::vector<T> scale(mean.size()), shift(mean.size());
+    for (size_t c = 0; c < mean.size(); ++c) {
+      scale[c] = static_cast<T>(w[c] / std::sqrt(var[c] + eps));
+      shift[c] = static_cast<T>(b[c]);
+    }
+    std::vector<T> center(mean.begin(), mean.end());
+    T* o = out.data<T>();
+    parallel_for(0, n * channels, std::max<int64_t>(1, kElementwiseGrain / inner),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t r = lo; r < hi; ++r) {
+                     const size_t c = static_cast<size_t>(r % channels);
+                     const T* xr = in + r * inner;
+                     T* orow = o + r * inner;
+                     for (int64_t j = 0; j < inner; ++j)
+                       orow[j] = (xr[j] - center[c]) * scale[c] + shift[c];
+                   }
+                 });
+  });
+  if (training && running_mean.defined()) {
+    // running = (1 - momentum) * running + momentum * batch statistic, with the unbiased variance.
+    // Written in place and, as in PyTorch, without a version bump: a graph recorded in training
+    // mode never reads the running statistics.
+    std::vector<double> rm = running_mean.to_vector<double>(), rv = running_var.to_vector<double>();
+    const double unbias = static_cast<double>(count) / static_cast<double>(count - 1);
+    for (size_t c = 0; c < rm.size(); ++c) {
+      rm[c] = (1 - momentum) * rm[c] + momentum * mean[c];
+      rv[c] = (1 - momentum) * rv[c] + momentum * var[c] * unbias;
+    }
+    copy_data(running_mean, tensor(rm, {channels}).to(running_mean.dtype()));
+    copy_data(running_var, tensor(rv, {channels}).to(running_var.dtype()));
+  }
+  return out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(
+    const Tensor& grad_output, const Tensor& self, const Tensor& running_mean,
+    const Tensor& running_var, const Tensor& weight, bool training, double eps) {
+  const int64_t channels = self.size(1);
+  Tensor grad_input = empty(self.shape(), self.dtype(), self.device());
+  Tensor grad_weight = zeros({channels}, self.dtype(), self.device());
+  Tensor grad_bias = zeros({channels}, self.dtype(), self.device());
+  if (self.numel() == 0) return {grad_input, grad_weight, grad_bias};
+  const int64_t n = self.size(0), inner = self.numel() / (n * channels), count = n * inner;
+  const Tensor x = self.contiguous(), dy = grad_output.contiguous();
+  const std::vector<double> w = channel_values(weight, channels, 1.0);
+  const std::vector<double> rm =
+      running_mean.defined() ? running_mean.to_vector<double>() : std::vector<double>();
+  const std::vector<double> rv =
+      running_var.defined() ? running_var.to_vector<double>() : std::vector<double>();
+  visit_floating("batch_norm_backward", self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xp = x.data<T>();
+    const T* dp = dy.data<T>();
+    T* gi = grad_input.data<T>();
+    T* gw = grad_weight.data<T>();
+    T* gb = grad_bias.data<T>();
+    // Per channel, with x^ = (x - mean) * rstd: grad_bias = sum(dy), grad_weight = sum(dy x^),
+    // and grad_input = w rstd (dy - [training] (sum(dy) + x^ sum(dy x^)) / count).
+    parallel_for(
+        0, channels, std::max<int64_t>(1, kElementwiseGrain / count), [&](int64_t lo, int64_t hi) {
+          for (int64_t c = lo; c < hi; ++c) {
+            const size_t ci = static_cast<size_t>(c);
+            double mean = 0, var = 0;
+            if (training) {
+              for (int64_t i = 0; i < n; ++i)
+                mean += sum_of(xp + (i * channels + c) * inner, inner);
+              mean /= static_cast<double>(count);
+              for (int64_t i = 0; i < n; ++i)
+                var += squares_around(xp + (i * channels + c) * inner, inner, mean);
+              var /= static_cast<double>(count);
+            } else {
+              mean = rm[ci];
+              var = rv[ci];
+            }
+            const double rstd = 1 / std::sqrt(var + eps);
+            double sum_dy = 0, sum_dy_xmu = 0;
+            for (int64_t i = 0; i < n; ++i) {
+              const T* xr = xp + (i * channels + c) * inner;
+              const T* dr = dp + (i * channels + c) * inner;
+              for (int64_t j = 0; j < inner; ++j) {
+                sum_dy += static_cast<double>(dr[j]);
+                sum_dy_xmu += static_cast<double>(dr[j]) * (static_cast<double>(xr[j]) - mean);
+              }
+            }
+            gb[c] = static_cast<T>(sum_dy);
+            gw[c] = static_cast<T>(sum_dy_xmu * rstd);
+            const T scale = static_cast<T>(w[ci] * rstd), center = static_cast<T>(mean);
+            const T mean_dy = training ? static_cast<T>(sum_dy / static_cast<double>(count)) : T(0);
+            const T k = training
+                            ? static_cast<T>(sum_dy_xmu * rstd * rstd / static_cast<double>(count))
+                            : T(0);
+            for (int64_t i = 0; i < n; ++i) {
+              const T* xr = xp + (i * channels + c) * inner;
+              const T* dr = dp + (i * channels + c) * inner;
+              T* gr = gi + (i * channels + c) * inner;
+              for (int64_t j = 0; j < inner; ++j)
+                gr[j] = (dr[j] - mean_dy - (xr[j] - center) * k) * scale;
+            }
+          }
+        });
+  });
+  return {grad_input, grad_weight, grad_bias};
+}
+
+Tensor group_norm(const Tensor& self, int64_t num_groups, const Tensor& weight, const Tensor& bias,
+                  double eps) {
+  Tensor out = empty(self.shape(), self.dtype(), self.device());
+  if (self.numel() == 0) return out;
+  const int64_t n = self.size(0), channels = self.size(1), inner = self.numel() / (n * channels);
+  const int64_t per_group = channels / num_groups, group_size = per_group * inner;
+  const Tensor x = self.contiguous();
+  const std::vector<double> w = channel_values(weight, channels, 1.0);
+  const std::vector<double> b = channel_values(bias, channels, 0.0);
+  visit_floating("group_norm", self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = x.data<T>();
+    T* o = out.data<T>();
+    // One task per (sample, group): its channels lie back to back.
+    parallel_for(0, n * num_groups, std::max<int64_t>(1, kElementwiseGrain / group_size),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t r = lo; r < hi; ++r) {
+                     const T* xr = in + r * group_size;
+                     T* orow = o + r * group_size;
+                     const double m = sum_of(xr, group_size) / static_cast<double>(group_size);
+                     const double rstd = 1 / std::sqrt(squares_around(xr, group_size, m) /
+                                                           static_cast<double>(group_size) +
+                                                       eps);
+                     for (int64_t k = 0; k < per_group; ++k) {
+                       const size_t c = static_cast<size_t>((r % num_groups) * per_group + k);
+                       const T scale = static_cast<T>(rstd * w[c]), shift = static_cast<T>(b[c]),
+                               center = static_cast<T>(m);
+                       for (int64_t j = k * inner; j < (k + 1) * inner; ++j)
+                         orow[j] = (xr[j] - center) * scale + shift;
+                     }
+                   }
+                 });
+  });
+  return out;
+}
+
+}  // namespace tg::cpu

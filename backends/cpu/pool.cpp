@@ -1,0 +1,232 @@
+// CPU kernels of the 2-d pooling ops: every input is made contiguous and seen as planes
+// [N * C, H, W]; each task owns whole planes, so the backward ops scatter into their own plane
+// without atomics.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <tapegrad/core/conv_geometry.h>
+#include <tapegrad/core/parallel.h>
+#include <tapegrad/generated/kernels.h>
+#include <tapegrad/ops/factories.h>
+
+namespace tg::cpu {
+
+namespace {
+
+int64_t plane_grain(int64_t work_per_plane) {
+  return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(work_per_plane, 1));
+}
+
+// One avg_pool2d window clipped to the input, with the divisor PyTorch uses for it.
+struct AvgWindow {
+  int64_t h0, h1, w0, w1;
+  double divisor;
+};
+
+AvgWindow avg_window(const PoolGeometry& g, int64_t oh, int64_t ow, bool count_include_pad,
+                     std::optional<int64_t> divisor_override) {
+  int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+  int64_t h1 = std::min(h0 + g.kh, g.h + g.ph), w1 = std::min(w0 + g.kw, g.w + g.pw);
+  const int64_t padded_size = (h1 - h0) * (w1 - w0);  // the window within the padded input
+  h0 = std::max<int64_t>(h0, 0);
+  w0 = std::max<int64_t>(w0, 0);
+  h1 = std::min(h1, g.h);
+  w1 = std::min(w1, g.w);
+  const int64_t divisor = divisor_override    ? *divisor_override
+                          : count_include_pad ? padded_size
+                                              : (h1 - h0) * (w1 - w0);
+  return {h0, h1, w0, w1, static_cast<double>(divisor)};
+}
+
+// Adaptive pooling's window along one dim: [floor(o * in / out), ceil((o + 1) * in / out)).
+int64_t adaptive_start(int64_t o, int64_t out, int64_t in) { return (o * in) / out; }
+int64_t adaptive_end(int64_t o, int64_t out, int64_t in) { return ((o + 1) * in + out - 1) / out; }
+
+// Planes [lo, hi) of max_pool2d. g is a copy: its sizes stay in registers, which the stores
+// into o and idx (possible aliases of a reference) would otherwise force to be reloaded.
+template <typename T> void max_pool_planes(const T* in, T* o, int64_t* idx, const PoolGeometry g,
+                                           int64_t lo, int64_t hi) {
+  const int64_t plane = g.h * g.w, out_plane = g.oh * g.ow;
+  for (int64_t p = lo; p < hi; ++p) {
+    const T* src = in + p * plane;
+    T* op = o + p * out_plane;
+    int64_t* ip = idx + p * out_plane;
+    for (int64_t oh = 0; oh < g.oh; ++oh) {
+      int64_t h0 = oh * g.sh - g.ph;
+      const int64_t h1 = std::min(h0 + (g.kh - 1) * g.dh + 1, g.h);
+      while (h0 < 0) h0 += g.dh;
+      for (int64_t ow = 0; ow < g.ow; ++ow) {
+        int64_t w0 = ow * g.sw - g.pw;
+        const int64_t w1 = std::min(w0 + (g.kw - 1) * g.dw + 1, g.w);
+        while (w0 < 0) w0 += g.dw;
+        // As PyTorch: the first maximum in scan order wins, and a NaN wins over any number (the
+        // last NaN seen).
+        int64_t best = h0 * g.w + w0;
+        T best_value = -std::numeric_limits<T>::infinity();
+        for (int64_t ih = h0; ih < h1; ih += g.dh)
+          for (int64_t iw = w0; iw < w1; iw += g.dw) {
+            // Selects, not a branch: on real data which element wins is unpredictable.
+            const T v = src[ih * g.w + iw];
+            const bool take = v > best_value || v != v;  // v != v: NaN
+            best_value = take ? v : best_value;
+            best = take ? ih * g.w + iw : best;
+          }
+        op[oh * g.ow + ow] = best_value;
+        ip[oh * g.ow + ow] = best;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// ---- max_pool2d --------------------------------------------------------------------------------
+
+std::tuple<Tensor, Tensor> max_pool2d(const Tensor& self, IntArrayRef kernel_size,
+                                      IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                      bool ceil_mode) {
+  const PoolGeometry g =
+      pool_geometry(self.shape(), kernel_size, stride, padding, dilation, ceil_mode);
+  Tensor out = empty(g.output_shape(), self.dtype(), self.device());
+  Tensor indices = empty(g.output_shape(), kInt64, self.device());
+  if (out.numel() == 0) return {out, indices};
+  const Tensor x = self.contiguous();
+  visit_floating("max_pool2d", self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = x.data<T>();
+    T* o = out.data<T>();
+    int64_t* idx = indices.data<int64_t>();
+    parallel_for(0, g.planes(), plane_grain(g.oh * g.ow * g.kh * g.kw),
+                 [&](int64_t lo, int64_t hi) { max_pool_planes(in, o, idx, g, lo, hi); });
+  });
+  return {out, indices};
+}
+
+// ---- avg_pool2d --------------------------------------------------------------------------------
+
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                  std::optional<int64_t> divisor_override) {
+  const PoolGeometry g = pool_geometry(self.shape(), kernel_size, stride, padding, {1}, ceil_mode);
+  Tensor out = empty(g.output_shape(), self.dtype(), self.device());
+  if (out.numel() == 0) return out;
+  const Tensor x = self.contiguous();
+  visit_floating("avg_pool2d", self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = x.data<T>();
+    T* o = out.data<T>();
+    const int64_t plane = g.h * g.w, out_plane = g.oh * g.ow;
+    parallel_for(0, g.planes(), plane_grain(out_plane * g.kh * g.kw), [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        const T* src = in + p * plane;
+        for (int64_t oh = 0; oh < g.oh; ++oh)
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            const AvgWindow win = avg_window(g, oh, ow, count_include_pad, divisor_override);
+            T sum = 0;
+            for (int64_t ih = win.h0; ih < win.h1; ++ih)
+              for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += src[ih * g.w + iw];
+            o[p * out_plane + oh * g.ow + ow] = sum / static_cast<T>(win.divisor);
+          }
+      }
+    });
+  });
+  return out;
+}
+
+Tensor avg_pool2d_backward(const Tensor& grad_output, IntArrayRef input_size,
+                           IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                           bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override) {
+  const PoolGeometry g = pool_geometry(input_size, kernel_size, stride, padding, {1}, ceil_mode);
+  Tensor gx = zeros(input_size, grad_output.dtype(), grad_output.device());
+  if (gx.numel() == 0) return gx;
+  const Tensor gy = grad_output.contiguous();
+  visit_floating("avg_pool2d_backward", gx.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* go = gy.data<T>();
+    T* dst = gx.data<T>();
+    const int64_t plane = g.h * g.w, out_plane = g.oh * g.ow;
+    parallel_for(0, g.planes(), plane_grain(out_plane * g.kh * g.kw), [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        T* plane_dst = dst + p * plane;
+        for (int64_t oh = 0; oh < g.oh; ++oh)
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            const AvgWindow win = avg_window(g, oh, ow, count_include_pad, divisor_override);
+            const T share = go[p * out_plane + oh * g.ow + ow] / static_cast<T>(win.divisor);
+            for (int64_t ih = win.h0; ih < win.h1; ++ih)
+              for (int64_t iw = win.w0; iw < win.w1; ++iw) plane_dst[ih * g.w + iw] += share;
+          }
+      }
+    });
+  });
+  return gx;
+}
+
+// ---- adaptive_avg_pool2d -----------------------------------------------------------------------
+
+namespace {
+
+// input [planes, h, w] <-> output [planes, oh, ow]; forward averages each window, backward
+// spreads each output gradient evenly over its window.
+template <typename T, bool kBackward> void adaptive_avg(const T* src, T* dst, int64_t planes,
+                                                        int64_t h, int64_t w, int64_t oh,
+                                                        int64_t ow) {
+  parallel_for(0, planes, plane_grain(h * w), [&](int64_t lo, int64_t hi) {
+    for (int64_t p = lo; p < hi; ++p)
+      for (int64_t i = 0; i < oh; ++i) {
+        const int64_t h0 = adaptive_start(i, oh, h), h1 = adaptive_end(i, oh, h);
+        for (int64_t j = 0; j < ow; ++j) {
+          const int64_t w0 = adaptive_start(j, ow, w), w1 = adaptive_end(j, ow, w);
+          const T count = static_cast<T>((h1 - h0) * (w1 - w0));
+          if constexpr (kBackward) {
+            const T share = src[(p * oh + i) * ow + j] / count;
+            T* plane = dst + p * h * w;
+            for (int64_t ih = h0; ih < h1; ++ih)
+              for (int64_t iw = w0; iw < w1; ++iw) plane[ih * w + iw] += share;
+          } else {
+            const T* plane = src + p * h * w;
+            T sum = 0;
+            for (int64_t ih = h0; ih < h1; ++ih)
+              for (int64_t iw = w0; iw < w1; ++iw) sum += plane[ih * w + iw];
+            dst[(p * oh + i) * ow + j] = sum / count;
+          }
+        }
+      }
+  });
+}
+
+}  // namespace
+
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
+  Shape shape = self.shape();
+  const size_t d = shape.size();
+  const int64_t h = shape[d - 2], w = shape[d - 1];
+  shape[d - 2] = output_size[0];
+  shape[d - 1] = output_size.size() == 1 ? output_size[0] : output_size[1];
+  Tensor out = empty(shape, self.dtype(), self.device());
+  if (out.numel() == 0) return out;
+  const Tensor x = self.contiguous();
+  visit_floating("adaptive_avg_pool2d", self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    adaptive_avg<T, false>(x.data<T>(), out.data<T>(), x.numel() / (h * w), h, w, shape[d - 2],
+                           shape[d - 1]);
+  });
+  return out;
+}
+
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, IntArrayRef input_size) {
+  Tensor gx = zeros(input_size, grad_output.dtype(), grad_output.device());
+  const size_t d = input_size.size();
+  const int64_t h = input_size[d - 2], w = input_size[d - 1];
+  const int64_t oh = grad_output.size(-2), ow = grad_output.size(-1);
+  if (grad_output.numel() == 0) return gx;
+  const Tensor gy = grad_output.contiguous();
+  visit_floating("adaptive_avg_pool2d_backward", gx.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    adaptive_avg<T, true>(gy.data<T>(), gx.data<T>(), gx.numel() / (h * w), h, w, oh, ow);
+  });
+  return gx;
+}
+
+}  // namespace tg::cpu

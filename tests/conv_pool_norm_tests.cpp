@@ -1,0 +1,276 @@
+// The conv, pooling and normalisation ops against PyTorch 1.13: tests/data/
+// conv_pool_norm_crosscheck.json, written by tools/crosscheck/conv_pool_norm.py, holds PyTorch's
+// outputs and gradients for inputs that both sides build as wave(shape, a, b)[k] = sin(a k + b).
+// Then conv2d against a direct loop over many geometries, and the edge cases of each op.
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <tapegrad/tapegrad.h>
+
+#include "test_helpers.h"
+
+using namespace tg;
+
+namespace {
+
+const nlohmann::json& reference() {
+  static const nlohmann::json values = [] {
+    const auto path = std::filesystem::path(TG_TEST_DATA_DIR) / "conv_pool_norm_crosscheck.json";
+    std::ifstream in(path);
+    REQUIRE_MESSAGE(in.good(), "cannot open ", path.string());
+    return nlohmann::json::parse(in).at("values");
+  }();
+  return values;
+}
+
+// got equals PyTorch's `name` in shape, and in every element within rel * max(1, |want|).
+void expect(const std::string& name, const Tensor& got, double rel = 1e-12) {
+  INFO(name);
+  const auto& want = reference().at(name);
+  REQUIRE(got.shape() == Shape(want.at("shape").get<std::vector<int64_t>>()));
+  const std::vector<double> g = got.to_vector<double>();
+  const std::vector<double> w = want.at("values").get<std::vector<double>>();
+  REQUIRE(g.size() == w.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    INFO("element ", i, ": got ", g[i], ", expected ", w[i]);
+    CHECK(std::abs(g[i] - w[i]) <= rel * std::max(1.0, std::abs(w[i])));
+  }
+}
+
+Tensor wave(const std::vector<int64_t>& shape, double a, double b, DType dtype = kFloat64) {
+  std::vector<double> v(static_cast<size_t>(Shape(shape).numel()));
+  for (size_t k = 0; k < v.size(); ++k) v[k] = std::sin(a * static_cast<double>(k) + b);
+  return tensor(v, shape).to(dtype);
+}
+
+Tensor leaf(const Tensor& t) { return t.detach().clone().requires_grad_(); }
+
+// Gradients of sum(y * wave(y.shape, 0.61, 0.2)) w.r.t. xs, with a graph for second derivatives.
+std::vector<Tensor> grads(const Tensor& y, const std::vector<Tensor>& xs) {
+  const Tensor g = wave(y.shape().vec(), 0.61, 0.2);
+  return autograd::grad({sum(y * g)}, xs, {}, true, /*create_graph=*/true);
+}
+
+}  // namespace
+
+TEST_CASE("conv2d: stride, padding, dilation and bias, then gradients and a second derivative") {
+  Tensor x = leaf(wave({2, 2, 4, 5}, 0.37, 0.1)), w = leaf(wave({3, 2, 3, 2}, 0.23, 0.5));
+  Tensor b = leaf(wave({3}, 1.1, 0.0));
+  Tensor y = conv2d(x, w, b, {2, 1}, {1, 2}, {1, 2});
+  expect("conv2d y", y);
+  auto g = grads(y, {x, w, b});
+  expect("conv2d grad x", g[0]);
+  expect("conv2d grad w", g[1]);
+  expect("conv2d grad b", g[2]);
+  // d/dw of sum(grad_x^2 * h): through conv_backward_input's own backward.
+  const Tensor h = wave({2, 2, 4, 5}, 0.17, 0.4);
+  expect("conv2d d/dw sum(grad_x^2 * h)", autograd::grad({sum(g[0] * g[0] * h)}, {w})[0]);
+
+  // float32 agrees with float64 to float32 precision.
+  Tensor y32 = conv2d(x.detach().to(kFloat32), w.detach().to(kFloat32), b.detach().to(kFloat32),
+                      {2, 1}, {1, 2}, {1, 2});
+  CHECK(y32.dtype() == kFloat32);
+  expect("conv2d y", y32, 1e-5);
+}
+
+TEST_CASE("conv2d: groups on an unbatched input") {
+  Tensor x = leaf(wave({4, 3, 3}, 0.29, 0.7)), w = leaf(wave({4, 2, 2, 2}, 0.41, 0.2));
+  Tensor y = conv2d(x, w, {}, {1}, {1}, {1}, 2);
+  expect("grouped y", y);
+  auto g = grads(y, {x, w});
+  expect("grouped grad x", g[0]);
+  expect("grouped grad w", g[1]);
+}
+
+TEST_CASE("conv2d / conv1d: padding 'same' and 'valid'") {
+  Tensor x = leaf(wave({1, 2, 4, 5}, 0.31, 0.0)), w = leaf(wave({2, 2, 2, 3}, 0.53, 0.9));
+  Tensor y = conv2d(x, w, {}, {1}, "same", {1, 2});  // even kernel: one more zero at the end
+  expect("same y", y);
+  expect("same grad x", grads(y, {x, w})[0]);
+  CHECK(conv2d(x, w, {}, {1}, std::string("valid")).shape() == Shape{1, 2, 3, 3});
+  CHECK(tg_test::error_of([&] {
+          conv2d(x, w, {}, {2}, "same");
+        }).find("[conv2d] padding='same' is not supported for strided convolutions") == 0);
+  CHECK(tg_test::error_of<ValueError>([&] {
+          conv2d(x, w, {}, {1}, "full");
+        }).find("padding must be a list of ints, 'valid' or 'same'; got 'full'") !=
+        std::string::npos);
+
+  Tensor x1 = wave({2, 3, 7}, 0.19, 0.3), w1 = wave({2, 3, 3}, 0.47, 0.1), b1 = wave({2}, 0.9, 1.0);
+  expect("conv1d same y", conv1d(x1, w1, b1, {1}, "same", {3}));
+}
+
+TEST_CASE("conv1d: stride, padding, dilation and bias, then gradients") {
+  Tensor x = leaf(wave({2, 3, 7}, 0.19, 0.3)), w = leaf(wave({2, 3, 3}, 0.47, 0.1));
+  Tensor b = leaf(wave({2}, 0.9, 1.0));
+  Tensor y = conv1d(x, w, b, {2}, {2}, {2});
+  expect("conv1d y", y);
+  auto g = grads(y, {x, w, b});
+  expect("conv1d grad x", g[0]);
+  expect("conv1d grad w", g[1]);
+}
+
+namespace {
+
+// conv2d by its definition: one loop per index (the reference for many geometries below).
+std::vector<double> direct_conv2d(const Tensor& x, const Tensor& w, int64_t sh, int64_t sw,
+                                  int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t groups,
+                                  const Shape& out_shape) {
+  const std::vector<double> xv = x.to_vector<double>(), wv = w.to_vector<double>();
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  const int64_t O = w.size(0), Cg = w.size(1), KH = w.size(2), KW = w.size(3);
+  const int64_t OH = out_shape[2], OW = out_shape[3], Og = O / groups;
+  std::vector<double> out(static_cast<size_t>(N * O * OH * OW), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double s = 0;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t i = 0; i < KH; ++i)
+              for (int64_t j = 0; j < KW; ++j) {
+                const int64_t ih = oh * sh - ph + i * dh, iw = ow * sw - pw + j * dw;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                const int64_t ci = (o / Og) * Cg + c;
+                s += xv[static_cast<size_t>(((n * C + ci) * H + ih) * W + iw)] *
+                     wv[static_cast<size_t>(((o * Cg + c) * KH + i) * KW + j)];
+              }
+          out[static_cast<size_t>(((n * O + o) * OH + oh) * OW + ow)] = s;
+        }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("conv2d: equals the direct loop over strides, paddings, dilations and groups") {
+  struct Case {
+    std::vector<int64_t> x, w;
+    int64_t sh, sw, ph, pw, dh, dw, groups;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 9, 8}, {4, 3, 3, 3}, 1, 1, 1, 1, 1, 1, 1},
+      {{1, 2, 9, 11}, {3, 2, 3, 2}, 2, 3, 1, 0, 1, 2, 1},
+      {{2, 4, 7, 7}, {6, 2, 2, 3}, 3, 1, 1, 1, 2, 1, 2},
+      {{1, 6, 5, 6}, {6, 1, 3, 3}, 1, 2, 1, 1, 1, 1, 6},
+      {{3, 1, 8, 8}, {5, 1, 1, 1}, 2, 2, 0, 0, 1, 1, 1},
+      {{1, 2, 4, 4}, {2, 2, 5, 5}, 1, 1, 2, 2, 1, 1, 1},
+  };
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    INFO("case ", k);
+    const Tensor x = wave(c.x, 0.13 + 0.01 * static_cast<double>(k), 0.3);
+    const Tensor w = wave(c.w, 0.29, 0.1 * static_cast<double>(k));
+    for (DType dtype : {kFloat64, kFloat32}) {
+      const Tensor y =
+          conv2d(x.to(dtype), w.to(dtype), {}, {c.sh, c.sw}, {c.ph, c.pw}, {c.dh, c.dw}, c.groups);
+      const std::vector<double> want =
+          direct_conv2d(x, w, c.sh, c.sw, c.ph, c.pw, c.dh, c.dw, c.groups, y.shape());
+      const std::vector<double> got = y.to_vector<double>();
+      const double tol = dtype == kFloat64 ? 1e-12 : 1e-5;
+      for (size_t i = 0; i < got.size(); ++i) {
+        INFO("element ", i, " ", dtype_name(dtype));
+        CHECK(std::abs(got[i] - want[i]) <= tol * std::max(1.0, std::abs(want[i])));
+      }
+    }
+  }
+}
+
+TEST_CASE("max_pool2d: padding, ceil_mode, dilation, then indices and gradient") {
+  Tensor x = leaf(wave({1, 2, 5, 5}, 0.83, 0.2));
+  auto [y, idx] = max_pool2d(x, {3}, {2}, {1}, {1}, true);
+  expect("max_pool2d y", y);
+  expect("max_pool2d indices", idx);
+  CHECK(idx.dtype() == kInt64);
+  expect("max_pool2d grad x", grads(y, {x})[0]);
+  auto [yd, idxd] = max_pool2d(x, {2}, {1}, {0}, {2});
+  expect("max_pool2d dilated y", yd);
+  expect("max_pool2d dilated indices", idxd);
+
+  // Ties: the first maximum in scan order takes the whole gradient; a NaN wins (as PyTorch).
+  Tensor t = tensor(std::vector<double>{1, 3, 3, 2}, {1, 1, 2, 2}).requires_grad_();
+  auto [yt, it] = max_pool2d(t, {2});
+  CHECK(it.to_vector<int64_t>() == std::vector<int64_t>{1});
+  CHECK(autograd::grad({sum(yt)}, {t})[0].to_vector<double>() == std::vector<double>{0, 1, 0, 0});
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto [yn, in] = max_pool2d(tensor(std::vector<double>{1, nan, 3, 2}, {1, 1, 2, 2}), {2});
+  CHECK(std::isnan(yn.item<double>()));
+  CHECK(in.item<int64_t>() == 1);
+}
+
+TEST_CASE("avg_pool2d: ceil_mode, count_include_pad, divisor_override, then adaptive_avg_pool2d") {
+  Tensor x = leaf(wave({1, 1, 5, 6}, 0.57, 0.1));
+  expect("avg_pool2d ceil count_include_pad", avg_pool2d(x, {3}, {2}, {1}, true));
+  Tensor y = avg_pool2d(x, {3}, {2}, {1}, true, false);
+  expect("avg_pool2d ceil exclude pad", y);
+  expect("avg_pool2d exclude pad grad x", grads(y, {x})[0]);
+  expect("avg_pool2d divisor_override", avg_pool2d(x, {2, 3}, {1, 2}, {0}, false, true, 5));
+
+  Tensor xa = leaf(wave({1, 2, 5, 7}, 0.33, 0.6));
+  Tensor ya = adaptive_avg_pool2d(xa, {3, 4});
+  expect("adaptive y", ya);
+  expect("adaptive grad x", grads(ya, {xa})[0]);
+}
+
+TEST_CASE("batch_norm: training updates the running stats in place, then eval uses them") {
+  Tensor x = leaf(wave({3, 2, 2, 2}, 0.71, 0.4) * 2.0 + 0.5);
+  Tensor w = leaf(wave({2}, 0.8, 1.0)), b = leaf(wave({2}, 0.3, 0.2));
+  Tensor rm = wave({2}, 0.5, 0.1), rv = abs(wave({2}, 0.5, 0.1)) + 0.5;
+  const uint64_t version = rm.version();
+  Tensor y = batch_norm(x, rm, rv, w, b, true, 0.2, 1e-5);
+  expect("batch_norm train y", y);
+  expect("running_mean after", rm);
+  expect("running_var after", rv);
+  CHECK(rm.version() == version);  // as PyTorch: the update does not bump the version
+  auto g = grads(y, {x, w, b});
+  expect("batch_norm train grad x", g[0]);
+  expect("batch_norm train grad w", g[1]);
+  expect("batch_norm train grad b", g[2]);
+  // Second derivatives: through batch_norm_backward's own formulas.
+  auto gg = autograd::grad({sum(g[0] * g[0]) + sum(g[1] * g[1])}, {x, w});
+  expect("batch_norm train d/dx sum(grad_x^2 + grad_w^2)", gg[0]);
+  expect("batch_norm train d/dw sum(grad_x^2 + grad_w^2)", gg[1]);
+
+  Tensor ye = batch_norm(x, rm, rv, w, b, false, 0.1, 1e-3);
+  expect("batch_norm eval y", ye);
+  auto ge = grads(ye, {x, w});
+  expect("batch_norm eval grad x", ge[0]);
+  expect("batch_norm eval grad w", ge[1]);
+  gg = autograd::grad({sum(ge[0] * ge[0]) + sum(ge[1] * ge[1])}, {x, w});
+  expect("batch_norm eval d/dx sum(grad_x^2 + grad_w^2)", gg[0]);
+  expect("batch_norm eval d/dw sum(grad_x^2 + grad_w^2)", gg[1]);
+
+  // A rejected call leaves the running stats alone.
+  const std::vector<double> before = rm.to_vector<double>();
+  CHECK_THROWS_AS(batch_norm(x.narrow(0, 0, 1).narrow(2, 0, 1).narrow(3, 0, 1), rm, rv, {}, {},
+                             true),
+                  ValueError);
+  CHECK(rm.to_vector<double>() == before);
+}
+
+TEST_CASE("batch_norm: float32 gradients against PyTorch's float64 ones") {
+  Tensor x = leaf((wave({3, 2, 2, 2}, 0.71, 0.4) * 2.0 + 0.5).to(kFloat32));
+  Tensor w = leaf(wave({2}, 0.8, 1.0, kFloat32)), b = leaf(wave({2}, 0.3, 0.2, kFloat32));
+  Tensor y = batch_norm(x, {}, {}, w, b, true, 0.2, 1e-5);
+  const Tensor g = wave({3, 2, 2, 2}, 0.61, 0.2, kFloat32);
+  const auto grads32 = autograd::grad({sum(y * g)}, {x, w, b});
+  expect("batch_norm train grad x", grads32[0], 1e-4);
+  expect("batch_norm train grad w", grads32[1], 1e-5);
+  expect("batch_norm train grad b", grads32[2], 1e-5);
+}
+
+TEST_CASE("group_norm: values and gradients") {
+  Tensor x = leaf(wave({2, 4, 3}, 0.67, 0.5));
+  Tensor w = leaf(wave({4}, 0.9, 0.3)), b = leaf(wave({4}, 0.4, 0.8));
+  Tensor y = group_norm(x, 2, w, b);
+  expect("group_norm y", y);
+  auto g = grads(y, {x, w, b});
+  expect("group_norm grad x", g[0]);
+  expect("group_norm grad w", g[1]);
+}
