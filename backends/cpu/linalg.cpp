@@ -196,7 +196,7 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
     TG_CHECK(sa == sb || sa == 1 || sb == 1, ValueError, "matmul", "batch dims of shapes ",
              self.shape(), " and ", other.shape(), " cannot be broadcast (", sa, " vs ", sb,
              " at batch dim ", d, ")");
-    batch[d] = std::max(sa, sb);
+    batch[d] = sa == 1 ? sb : sa;  // not max: a size-0 batch dim broadcast with 1 stays 0
   }
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
   Shape out_shape = batch;
