@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -188,4 +189,55 @@ TEST_CASE("hooks: a hook that captures its own tensor does not leak it (issue 12
   CHECK(calls == 1);
   CHECK(x.grad().to_vector<double>() == std::vector<double>{4, 4, 4, 4});
   CHECK(watched.expired());  // once kept alive by the cycle: 594 MB after 1,000 iterations
+}
+
+TEST_CASE("index_reduce: backward with an empty inner dim reads no gradient (issue 12, defect 6)") {
+  // Once the row kernel read g[0] of the 0-element gradient (heap-buffer-overflow under ASan with
+  // TG_ALLOCATOR=exact).
+  for (const char* reduce : {"amax", "amin", "prod", "mean"}) {
+    CAPTURE(reduce);
+    Tensor self = tg::zeros({3, 4, 0}, tg::kFloat64).requires_grad_();
+    Tensor src = tg::zeros({3, 2, 0}, tg::kFloat64).requires_grad_();
+    Tensor index = tg::tensor(std::vector<int64_t>{1, 3});
+    Tensor out = tg::index_reduce(self, 1, index, src, reduce);
+    CHECK(out.shape() == Shape{3, 4, 0});
+    out.sum().backward();
+    CHECK(self.grad().shape() == Shape{3, 4, 0});
+    CHECK(src.grad().shape() == Shape{3, 2, 0});
+  }
+}
+
+TEST_CASE("in-place: an expanded self raises instead of writing one element twice (defect 7)") {
+  const std::string overlap = "unsupported operation: more than one element of the written-to "
+                              "tensor refers to a single memory location";
+  Tensor idx = tg::tensor(std::vector<int64_t>{0, 1, 2, 3});
+  Tensor ones = tg::ones({4, 3});
+  Tensor mask = tg::ones({4, 3}, tg::kBool);
+  std::vector<std::pair<const char*, std::function<void(const Tensor&)>>> ops = {
+      {"index_add_", [&](const Tensor& t) { t.index_add_(0, idx, ones); }},
+      {"index_copy_", [&](const Tensor& t) { t.index_copy_(0, idx, ones); }},
+      {"index_fill_", [&](const Tensor& t) { t.index_fill_(0, idx, tg::scalar_tensor(2.0)); }},
+      {"scatter_", [&](const Tensor& t) { t.scatter_(0, idx.view({4, 1}).expand({4, 3}), ones); }},
+      {"masked_scatter_", [&](const Tensor& t) { t.masked_scatter_(mask, ones); }},
+      {"add_", [&](const Tensor& t) { t.add_(ones); }},
+      {"mul_", [&](const Tensor& t) { t.mul_(ones); }},
+      {"index_fill_scalar_", [&](const Tensor& t) { t.index_fill_scalar_(0, idx, 2.0); }},
+      {"exp_", [&](const Tensor& t) { t.exp_(); }},
+      {"copy_", [&](const Tensor& t) { t.copy_(ones); }},
+  };
+  for (auto& [name, fn] : ops) {
+    CAPTURE(name);
+    Tensor b = tg::zeros({1, 3});
+    const std::string msg = error_of<tg::ValueError>([&] { fn(b.expand({4, 3})); });
+    CHECK(msg.starts_with(std::string("[") + name + "] " + overlap));
+    CHECK(b.to_vector<float>() == std::vector<float>{0, 0, 0});  // unchanged
+  }
+  // fill_ writes one value everywhere: well-defined, allowed (as PyTorch).
+  Tensor b = tg::zeros({1, 3});
+  b.expand({4, 3}).fill_(5.0);
+  CHECK(b.to_vector<float>() == std::vector<float>{5, 5, 5});
+  // A size-1 dim with stride 0, or a transposed self, is no overlap.
+  Tensor c = tg::zeros({3, 1});
+  c.expand({3, 1}).add_(tg::ones({3, 1}));
+  tg::zeros({2, 3}).t().add_(tg::ones({3, 2}));
 }
