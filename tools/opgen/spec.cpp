@@ -168,4 +168,24 @@ Op parse_op(const std::string& file, const json& j) {
   return op;
 }
 
+std::vector<Op> parse_spec_text(const std::string& file, const std::string& text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw SpecError(file + ": invalid JSON: " + e.what());
+  }
+  std::vector<json> objs = j.is_array() ? std::vector<json>(j.begin(), j.end()) : std::vector<json>{j};
+  std::vector<Op> ops;
+  for (const auto& o : objs) {
+    try {
+      ops.push_back(parse_op(file, o));
+    } catch (const json::exception& e) {
+      const bool named = o.is_object() && o.contains("name") && o["name"].is_string();
+      throw SpecError(file + ": op '" + (named ? o["name"].get<std::string>() : "?") + "': " + e.what());
+    }
+  }
+  return ops;
+}
+
 }  // namespace opgen
