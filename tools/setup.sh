@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tapegrad builds with, when they are missing. Idempotent.
 set -euo pipefail
-packages=(cmake ninja-build g++ nlohmann-json3-dev doctest-dev libbenchmark-dev libopenblas-dev)
+# clang-14 + libclang-rt-14-dev: libFuzzer and its sanitizer runtimes for tools/ci/fuzz_short.sh.
+packages=(cmake ninja-build g++ nlohmann-json3-dev doctest-dev libbenchmark-dev libopenblas-dev
+          clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
