@@ -214,6 +214,7 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
   use_blas = allow_blas && (dtype == kFloat32 || dtype == kFloat64) && fits_int({m, n, k});
 #else
   (void)allow_blas;
+  (void)use_blas;
 #endif
   Operand A = make_operand(a, batch), B = make_operand(b, batch);
 #ifdef TG_WITH_BLAS

@@ -12,6 +12,26 @@ namespace {
 
 // ---- C++ text helpers --------------------------------------------------------------------------
 
+// Any bytes as a C++ string literal: printable ASCII as is (with \" and \\), every other byte as
+// a three-digit octal escape, so no spec text can end the literal or the line, and bytes that are
+// not UTF-8 come through unchanged instead of throwing.
+std::string cpp_string_literal(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c >= 0x20 && c < 0x7f && c != '?') {  // '?': no trigraph-like sequences either
+      out += static_cast<char>(c);
+    } else {
+      const char octal[] = {'\\', static_cast<char>('0' + (c >> 6)),
+                            static_cast<char>('0' + ((c >> 3) & 7)), static_cast<char>('0' + (c & 7)), 0};
+      out += octal;
+    }
+  }
+  return out + "\"";
+}
+
 std::string cpp_param_type(const std::string& t) {
   static const std::map<std::string, std::string> m = {
       {"Tensor", "const Tensor&"}, {"Tensor?", "const Tensor&"}, {"Tensor[]", "const std::vector<Tensor>&"},
@@ -53,7 +73,7 @@ std::string cpp_default(const Op& op, const Arg& a) {
     for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i].get<int64_t>());
     return s + "}";
   }
-  if (a.type == "string") return d.dump();
+  if (a.type == "string") return cpp_string_literal(d.get<std::string>());
   if (a.type == "DType" || a.type == "DType?") {
     std::string c = dtype_constant(d.get<std::string>());
     if (c.empty()) spec_fail(op, key, "unknown dtype");
@@ -115,8 +135,6 @@ std::string camel(const std::string& snake) {
   }
   return out;
 }
-
-std::string cpp_string_literal(const std::string& s) { return json(s).dump(); }
 
 // ---- backward formula analysis -----------------------------------------------------------------
 
@@ -554,7 +572,8 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
     }
     if (key == "CUDA") e << "#endif\n";
   }
-  e << "    o.samples_json = R\"tgjson(" << op.samples.dump() << ")tgjson\";\n";
+  // Escaped, not a raw string: a sample string holding )tgjson" must not end the literal.
+  e << "    o.samples_json = " << cpp_string_literal(op.samples.dump()) << ";\n";
   e << "    o.call = &call_" << op.name << ";\n";
   if (op.has_variant("method")) e << "    o.call_method = &call_method_" << op.name << ";\n";
   if (op.has_variant("inplace")) e << "    o.call_inplace = &call_inplace_" << op.name << ";\n";
