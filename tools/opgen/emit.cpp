@@ -2,7 +2,6 @@
 // the registry and one doctest case per op).
 #include <algorithm>
 #include <map>
-#include <regex>
 
 #include "opgen.h"
 
@@ -155,6 +154,46 @@ std::string prop_type(const std::string& prop) {
   return "int64_t";
 }
 
+// "X.shape()" (spaces allowed around . ( )) -> "X_shape" for X in names and the props above, in one
+// pass over the words: a regex per (name, prop) made opgen slow on specs with many arguments.
+std::string rewrite_props(const std::string& text, const std::set<std::string>& names) {
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  auto skip_spaces = [&](size_t i) {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    return i;
+  };
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!is_word(text[i]) || (i > 0 && is_word(text[i - 1]))) {
+      out += text[i++];
+      continue;
+    }
+    size_t e = i;
+    while (e < text.size() && is_word(text[e])) ++e;
+    const std::string word = text.substr(i, e - i);
+    size_t j = skip_spaces(e);
+    if (names.count(word) && j < text.size() && text[j] == '.') {
+      j = skip_spaces(j + 1);
+      size_t pe = j;
+      while (pe < text.size() && is_word(text[pe])) ++pe;
+      const std::string prop = text.substr(j, pe - j);
+      size_t k = skip_spaces(pe);
+      if (std::count(kTensorProps.begin(), kTensorProps.end(), prop) && k < text.size() && text[k] == '(') {
+        k = skip_spaces(k + 1);
+        if (k < text.size() && text[k] == ')') {
+          out += word + "_" + prop;
+          i = k + 1;
+          continue;
+        }
+      }
+    }
+    out += word;
+    i = e;
+  }
+  return out;
+}
+
 FormulaUse analyse_formula(const Op& op, const std::string& input, const std::string& formula) {
   FormulaUse use;
   std::string text = formula;
@@ -162,9 +201,7 @@ FormulaUse analyse_formula(const Op& op, const std::string& input, const std::st
   for (const auto& a : op.args)
     if (a.is_tensor() && a.type != "Tensor[]") tensorish.insert(a.name);
   for (const auto& r : op.rets) tensorish.insert(r.name);
-  for (const auto& t : tensorish)
-    for (const auto& p : kTensorProps)
-      text = std::regex_replace(text, std::regex("\\b" + t + "\\s*\\.\\s*" + p + "\\s*\\(\\s*\\)"), t + "_" + p);
+  text = rewrite_props(text, tensorish);
   use.text = text;
 
   static const std::set<std::string> kAllowedWords = {
