@@ -25,8 +25,8 @@ using json = nlohmann::json;
 using Tensors = std::map<std::string, tg::Tensor>;
 
 json load_cases() {
-  const auto path = std::filesystem::path(__FILE__).parent_path() / "data" /
-                    "scatter_family_crosscheck.json";
+  // not __FILE__: ccache (CCACHE_BASEDIR) makes it relative to the build folder
+  const auto path = std::filesystem::path(TG_TEST_DATA_DIR) / "scatter_family_crosscheck.json";
   std::ifstream in(path);
   REQUIRE_MESSAGE(in.good(), "cannot open ", path.string());
   return json::parse(in);

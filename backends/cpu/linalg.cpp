@@ -178,24 +178,17 @@ template <typename T> void gemm_blas(const Operand& a, const Operand& b, T* c) {
 
 // ---- the op ------------------------------------------------------------------------------------
 
+// The shapes and dtypes were checked before dispatch (checks::matmul).
 Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
-  TG_CHECK(self.dim() >= 1 && other.dim() >= 1, ValueError, "matmul",
-           "both arguments need at least 1 dim, got shapes ", self.shape(), " and ", other.shape());
-  TG_CHECK(self.dtype() == other.dtype(), TypeError, "matmul",
-           "self and other must have the same dtype, got ", dtype_name(self.dtype()), " and ",
-           dtype_name(other.dtype()));
   Tensor a = as_matrix(self, true), b = as_matrix(other, false);
-  TG_CHECK(a.size(-1) == b.size(-2), ValueError, "matmul", "shapes ", self.shape(), " and ",
-           other.shape(), " cannot be multiplied (", a.size(-1), " != ", b.size(-2), ")");
+  TG_ASSERT(a.size(-1) == b.size(-2));
   // Batch dims broadcast, right-aligned.
   const int64_t na = a.dim() - 2, nb = b.dim() - 2, nbatch = std::max(na, nb);
   Shape batch(static_cast<size_t>(nbatch), 1);
   for (int64_t d = 0; d < nbatch; ++d) {
     const int64_t sa = d - (nbatch - na) >= 0 ? a.size(d - (nbatch - na)) : 1;
     const int64_t sb = d - (nbatch - nb) >= 0 ? b.size(d - (nbatch - nb)) : 1;
-    TG_CHECK(sa == sb || sa == 1 || sb == 1, ValueError, "matmul", "batch dims of shapes ",
-             self.shape(), " and ", other.shape(), " cannot be broadcast (", sa, " vs ", sb,
-             " at batch dim ", d, ")");
+    TG_ASSERT(sa == sb || sa == 1 || sb == 1);
     batch[d] = sa == 1 ? sb : sa;  // not max: a size-0 batch dim broadcast with 1 stays 0
   }
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
@@ -248,6 +241,7 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
 Tensor matmul(const Tensor& self, const Tensor& other) { return matmul_impl(self, other, true); }
 
 Tensor matmul_fallback(const Tensor& self, const Tensor& other) {
+  checks::matmul(self, other);  // called directly, not through the front end
   return matmul_impl(self, other, false);
 }
 

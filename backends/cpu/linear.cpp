@@ -1,6 +1,5 @@
 // CPU kernel of linear: one matmul against the transposed weight (BLAS reads it in place), then
 // the bias added row by row into the fresh result.
-#include <tapegrad/core/error.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/functions.h>
 #include <tapegrad/generated/kernels.h>
@@ -20,20 +19,7 @@ template <typename T> void add_bias_rows(T* out, const T* bias, int64_t rows, in
 }  // namespace
 
 Tensor linear(const Tensor& self, const Tensor& weight, const Tensor& bias) {
-  TG_CHECK(self.dim() >= 1, ValueError, "linear", "self needs at least 1 dim, got shape ",
-           self.shape());
-  TG_CHECK(weight.dim() == 2 && weight.size(1) == self.size(-1), ValueError, "linear",
-           "expected weight [out, in] with in = ", self.size(-1), " (self's last dim), got shape ",
-           weight.shape());
-  TG_CHECK(self.dtype() == weight.dtype(), TypeError, "linear", "self and weight must have the same dtype, got ",
-           dtype_name(self.dtype()), " and ", dtype_name(weight.dtype()));
-  const int64_t out_features = weight.size(0);
-  if (bias.defined()) {
-    TG_CHECK(bias.dim() == 1 && bias.size(0) == out_features, ValueError, "linear",
-             "expected bias of shape [", out_features, "], got ", bias.shape());
-    TG_CHECK(bias.dtype() == self.dtype(), TypeError, "linear", "bias must have self's dtype ",
-             dtype_name(self.dtype()), ", got ", dtype_name(bias.dtype()));
-  }
+  const int64_t out_features = weight.size(0);  // shapes checked by checks::linear
   Tensor result = cpu::matmul(self, weight.t());
   if (!bias.defined() || result.numel() == 0) return result;
   const Tensor b = bias.contiguous();

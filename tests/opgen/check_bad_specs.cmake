@@ -9,6 +9,8 @@ set(cases
   "two_formulas|{\"name\":\"bad\",\"doc\":\"d\",\"args\":[{\"name\":\"self\",\"type\":\"Tensor\"},{\"name\":\"other\",\"type\":\"Tensor\"}],\"kernels\":{\"CPU\":\"cpu::mul\"},\"backward\":{\"self, other\":\"f(grad, grad_input_mask)\",\"other\":\"grad\"},\"samples\":[{\"self\":[2],\"other\":[2]}]}|key 'backward.other': 'other' has two formulas"
   "joint_key_unknown_input|{\"name\":\"bad\",\"doc\":\"d\",\"args\":[{\"name\":\"self\",\"type\":\"Tensor\"},{\"name\":\"other\",\"type\":\"Tensor\"}],\"kernels\":{\"CPU\":\"cpu::mul\"},\"backward\":{\"self, othr\":\"f(grad, grad_input_mask)\"},\"samples\":[{\"self\":[2],\"other\":[2]}]}|key 'backward.self, othr': no argument named 'othr'"
   "bad_type|{\"name\":\"bad\",\"doc\":\"d\",\"args\":[{\"name\":\"self\",\"type\":\"Tensr\"}],\"kernels\":{\"CPU\":\"cpu::mul\"},\"samples\":[{}]}|key 'args.self.type': unknown type 'Tensr'"
+  "missing_check|{\"name\":\"bad\",\"doc\":\"d\",\"args\":[{\"name\":\"self\",\"type\":\"Tensor\"}],\"kernels\":{\"CPU\":\"cpu::mul\"},\"check\":\"checks::no_such_check\",\"backward\":{\"self\":\"grad\"},\"samples\":[{\"self\":[2]}]}|ops/specs/missing_check.json: op 'bad': key 'check': check 'checks::no_such_check' is not defined under ops/checks"
+  "unqualified_check|{\"name\":\"bad\",\"doc\":\"d\",\"args\":[{\"name\":\"self\",\"type\":\"Tensor\"}],\"kernels\":{\"CPU\":\"cpu::mul\"},\"check\":\"mul\",\"backward\":{\"self\":\"grad\"},\"samples\":[{\"self\":[2]}]}|ops/specs/unqualified_check.json: op 'bad': key 'check': expected \"checks::<function>\""
   "bad_json|{\"name\": |ops/specs/bad_json.json: invalid JSON"
   "name_number|{\"name\":5}|ops/specs/name_number.json: op '?': key 'name': must be a string, got number"
   "name_not_identifier|{\"name\":\"x(){} int y\",\"doc\":\"d\",\"args\":[{\"name\":\"self\",\"type\":\"Tensor\"}],\"kernels\":{\"CPU\":\"cpu::mul\"},\"backward\":{\"self\":\"grad\"},\"samples\":[{\"self\":[2]}]}|ops/specs/name_not_identifier.json: op '?': key 'name': 'x(){} int y' is not a C++ identifier"
@@ -48,7 +50,9 @@ foreach(case IN LISTS cases)
   endif()
   file(WRITE ${dir}/${name}.json "${spec}")
   file(WRITE ${WORK}/${name}/backends/cpu/k.cpp "namespace tg::cpu { Tensor mul(const Tensor& a, const Tensor& b); }\n")
-  execute_process(COMMAND ${OPGEN} --specs ${dir} --backends ${WORK}/${name}/backends --out ${WORK}/${name}/out
+  file(WRITE ${WORK}/${name}/checks/c.cpp "namespace tg::checks { void mul(const Tensor& a, const Tensor& b); }\n")
+  execute_process(COMMAND ${OPGEN} --specs ${dir} --backends ${WORK}/${name}/backends
+                          --checks ${WORK}/${name}/checks --out ${WORK}/${name}/out
                   RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
   if(rc EQUAL 0)
     message(FATAL_ERROR "${name}: opgen accepted a bad spec")

@@ -327,6 +327,8 @@ void emit_front_end(const Op& op, Out& out) {
       for (size_t i = 0; i < a.allowed.size(); ++i) c << (i ? ", " : "") << cpp_string_literal(a.allowed[i]);
       c << "});\n";
     }
+  // the op's own checks (shapes, dims, dtypes that must agree), before autograd and dispatch
+  if (!op.check.empty()) c << "  " << op.check << "(" << arg_names(op) << ");\n";
   if (!op.differentiable) c << "  keys = keys.remove(DispatchKey::Autograd);\n";
   c << "  return " << op.name << "_table.lookup(select_key(keys))(" << arg_names(op) << ");\n}\n\n";
 
@@ -349,6 +351,9 @@ void emit_front_end(const Op& op, Out& out) {
 }
 
 void emit_kernels(const Op& op, Out& out, std::ostringstream& registrations) {
+  if (!op.check.empty())
+    out.kernels_h << "namespace tg::checks { void " << op.check.substr(op.check.rfind("::") + 2)
+                  << "(" << params(op, false) << "); }\n";
   for (const auto& [key, fn] : op.kernels) {
     size_t pos = fn.rfind("::");
     std::string ns = fn.substr(0, pos), name = fn.substr(pos + 2);
@@ -634,7 +639,7 @@ void emit_prologues(Out& out) {
   out.kernels_h << kBanner << "#pragma once\n#include <optional>\n#include <string>\n#include <tuple>\n#include <vector>\n\n"
                 << "#include <tapegrad/core/tensor.h>\n\n";
   out.internal_h << kBanner << "#pragma once\n#include <tapegrad/core/dispatch.h>\n#include <tapegrad/generated/functions.h>\n\nnamespace tg {\n";
-  out.ops_cpp << kBanner << "#include <tapegrad/core/inplace.h>\n#include <tapegrad/core/op_checks.h>\n"
+  out.ops_cpp << kBanner << "#include <tapegrad/core/inplace.h>\n#include <tapegrad/ops/checks/arguments.h>\n"
               << "#include <tapegrad/generated/kernels.h>\n#include \"ops_internal.h\"\n\nnamespace tg {\n\n";
   out.autograd_cpp << kBanner << "#include <array>\n#include <tuple>\n\n#include <tapegrad/autograd/formulas.h>\n#include <tapegrad/autograd/node.h>\n"
                    << "#include <tapegrad/core/factories.h>\n#include <tapegrad/core/operators.h>\n#include \"ops_internal.h\"\n\n"

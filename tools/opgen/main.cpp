@@ -1,9 +1,10 @@
 // opgen (main): reads ops/specs/*.json and writes the generated C++ of tapegrad into the build tree:
 //   functions.h       public functions in namespace tg (+ in-place variants)
 //   tensor_methods.h  Tensor methods (included inside class Tensor)
-//   kernels.h         declarations of every kernel named in a spec
+//   kernels.h         declarations of every kernel and check function named in a spec
 //   ops_internal.h    the per-op dispatch tables (shared by ops.cpp and autograd.cpp)
-//   ops.cpp           front ends (checks + dispatch), methods, in-place variants, kernel registration
+//   ops.cpp           front ends (argument checks, the op's check function, dispatch), methods,
+//                     in-place variants, kernel registration
 //   autograd.cpp      one Node per differentiable op and its Autograd kernel
 //   registry.cpp      the run-time registry (names, args, samples, boxed calls)
 //   spec_tests.cpp    one doctest case per op, running the op check on its samples
@@ -18,7 +19,8 @@ using namespace opgen;
 
 namespace {
 
-void check_kernel_symbols(const std::vector<Op>& ops, const std::vector<fs::path>& dirs) {
+// The text of every C++ source and header under dirs.
+std::vector<std::string> read_sources(const std::vector<fs::path>& dirs) {
   std::vector<std::string> texts;
   for (const auto& dir : dirs) {
     if (!fs::exists(dir)) continue;
@@ -31,6 +33,12 @@ void check_kernel_symbols(const std::vector<Op>& ops, const std::vector<fs::path
       texts.push_back(ss.str());
     }
   }
+  return texts;
+}
+
+// A kernel named in a spec must be defined somewhere under the backend folders.
+void check_kernel_symbols(const std::vector<Op>& ops, const std::vector<fs::path>& dirs) {
+  const std::vector<std::string> texts = read_sources(dirs);
   for (const auto& op : ops)
     for (const auto& [key, fn] : op.kernels) {
       size_t pos = fn.rfind("::");
@@ -44,6 +52,26 @@ void check_kernel_symbols(const std::vector<Op>& ops, const std::vector<fs::path
       });
       if (!found) spec_fail(op, "kernels." + key, "kernel '" + fn + "' is not defined in any backend source (looked for '" + name + "(' in a file with 'namespace " + ns_last + "')");
     }
+}
+
+// A check named in a spec ("check": "checks::scatter") must be defined under the check folders
+// (ops/checks): "void scatter(" in a file that opens namespace tg::checks (or checks).
+void check_check_symbols(const std::vector<Op>& ops, const std::vector<fs::path>& dirs) {
+  const std::vector<std::string> texts = read_sources(dirs);
+  for (const auto& op : ops) {
+    if (op.check.empty()) continue;
+    const std::string name = op.check.substr(op.check.rfind("::") + 2);
+    const std::regex def("\\bvoid\\s+" + name + "\\s*\\(");
+    const bool found = std::any_of(texts.begin(), texts.end(), [&](const std::string& t) {
+      const bool in_checks = t.find("namespace tg::checks") != std::string::npos ||
+                             t.find("namespace checks") != std::string::npos;
+      return in_checks && std::regex_search(t, def);
+    });
+    if (!found)
+      spec_fail(op, "check",
+                "check '" + op.check + "' is not defined under ops/checks (looked for 'void " +
+                    name + "(' in a file with 'namespace tg::checks')");
+  }
 }
 
 void write_if_changed(const fs::path& path, const std::string& text) {
@@ -62,19 +90,20 @@ void write_if_changed(const fs::path& path, const std::string& text) {
 
 int main(int argc, char** argv) {
   fs::path specs_dir, out_dir;
-  std::vector<fs::path> backend_dirs;
+  std::vector<fs::path> backend_dirs, check_dirs;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--specs") specs_dir = argv[i + 1];
     else if (flag == "--out") out_dir = argv[i + 1];
     else if (flag == "--backends") backend_dirs.emplace_back(argv[i + 1]);
+    else if (flag == "--checks") check_dirs.emplace_back(argv[i + 1]);
     else {
-      std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]...\n";
+      std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]... [--checks DIR]...\n";
       return 2;
     }
   }
   if (specs_dir.empty() || out_dir.empty()) {
-    std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]...\n";
+    std::cerr << "usage: tg_opgen --specs DIR --out DIR [--backends DIR]... [--checks DIR]...\n";
     return 2;
   }
   try {
@@ -95,6 +124,7 @@ int main(int argc, char** argv) {
       }
     }
     if (!backend_dirs.empty()) check_kernel_symbols(ops, backend_dirs);
+    if (!check_dirs.empty()) check_check_symbols(ops, check_dirs);
 
     Out out;
     std::ostringstream kernel_regs, autograd_regs, entries;

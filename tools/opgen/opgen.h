@@ -41,6 +41,7 @@ struct Op {
   std::set<std::string> variants;
   std::vector<std::string> dtypes;
   std::vector<std::pair<std::string, std::string>> kernels;  // key -> function
+  std::string check;  // "checks::scatter": tg::checks::scatter(<the op's params>), or empty
   std::vector<std::pair<std::string, std::string>> backward; // inputs ("self" or "self, src") -> formula (arg order)
   bool differentiable = true;
   json samples;

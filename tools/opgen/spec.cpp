@@ -294,8 +294,8 @@ Op parse_op(const std::string& file, const json& j) {
     check_name(op, "name", shown);
   }
   check_keys(op, "", j,
-             {"name", "doc", "args", "returns", "variants", "dtypes", "kernels", "backward",
-              "differentiable", "samples"});
+             {"name", "doc", "args", "returns", "variants", "dtypes", "kernels", "check",
+              "backward", "differentiable", "samples"});
   const json* doc = member(j, "doc");
   if (!doc) spec_fail(op, "doc", "missing (one line describing the op)");
   op.doc = as_string(op, "doc", *doc);
@@ -377,6 +377,15 @@ Op parse_op(const std::string& file, const json& j) {
       b = e + 2;
     }
     op.kernels.emplace_back(k, fn);
+  }
+  if (const json* v = member(j, "check")) {
+    // "checks::<op>": tg::checks::<op>, with exactly the op's parameter list
+    const std::string& check = as_string(op, "check", *v);
+    const std::string fn = check.rfind("checks::", 0) == 0 ? check.substr(8) : "";
+    if (!is_identifier(fn) || is_cpp_keyword(fn))
+      spec_fail(op, "check", "expected \"checks::<function>\" (a function in namespace tg::checks), got " +
+                                 v->dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 100));
+    op.check = check;
   }
   if (const json* v = member(j, "differentiable")) op.differentiable = as_bool(op, "differentiable", *v);
   const json* backward_json = member(j, "backward");

@@ -1,4 +1,4 @@
-#include <tapegrad/core/op_checks.h>
+#include <tapegrad/ops/checks/arguments.h>
 
 namespace tg::detail {
 

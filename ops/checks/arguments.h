@@ -1,6 +1,9 @@
 #pragma once
-// Argument checks run by every generated op front end before any kernel, so that a bad call
-// throws a clear "[op]" error and changes nothing.
+// The generic argument checks every generated op front end runs first, from the spec alone:
+// tensors defined, of an allowed dtype, on one device; string args among their allowed values.
+// The op's own check (spec key "check", ops/checks/<family>.cpp) runs right after them. Both run
+// before autograd and before any kernel, so a bad call throws a clear "[op]" error and changes
+// nothing.
 #include <initializer_list>
 #include <string>
 #include <vector>
