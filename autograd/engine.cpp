@@ -115,7 +115,12 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots, const std::vect
       }
 
     std::vector<Tensor> input_grads = node->apply(std::move(grads));
-    if (!retain_graph) node->release_saved();
+    if (!retain_graph) {
+      node->release_saved();
+      // A hook that captured its own tensor (t.register_hook([t] ...)) made a cycle t -> node ->
+      // hook -> t; the released graph cannot run again, so dropping the hooks breaks it.
+      node->pre_hooks.clear();
+    }
     for (size_t i = 0; i < node->next_edges.size() && i < input_grads.size(); ++i) {
       const Edge& edge = node->next_edges[i];
       Tensor& g = input_grads[i];

@@ -3,6 +3,7 @@
 #include <tapegrad/autograd/meta.h>
 #include <tapegrad/autograd/node.h>
 #include <tapegrad/core/copy.h>
+#include <tapegrad/core/overlap.h>
 #include <tapegrad/generated/functions.h>
 
 namespace tg::detail {
@@ -18,6 +19,7 @@ struct OverwriteBackward final : autograd::Node {
 
 InplacePlan begin_inplace(const char* op, const Tensor& self, std::initializer_list<const Tensor*> others) {
   TG_CHECK(self.defined(), ValueError, op, "self is an undefined tensor");
+  check_inplace_overlap(op, self);
   InplacePlan plan;
   if (!GradMode::is_enabled()) return plan;
   TG_CHECK(!(self.is_leaf() && self.requires_grad()), ValueError, op,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include <tapegrad/core/checked.h>
 #include <tapegrad/core/parallel.h>
 
 namespace tg {
@@ -54,6 +55,8 @@ void for_each_run(const Shape& shape, const Shape& a, const Shape& b, int64_t be
 template <typename To, typename From> inline To convert(From v) {
   if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    return float_to_int<To>(v);  // NaN, inf, out of range: To's lowest value, as PyTorch on x86
   } else {
     return static_cast<To>(v);
   }

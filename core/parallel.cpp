@@ -2,6 +2,7 @@
 #include <tapegrad/core/parallel.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -25,13 +26,20 @@ class ThreadPool {
   explicit ThreadPool(int threads) { resize(threads); }
   ~ThreadPool() { stop_workers(); }
 
-  int size() const { return num_threads_; }
+  int size() const { return num_threads_.load(std::memory_order_relaxed); }
 
+  // Safe while other threads call run(): it waits for the region in flight (call_mutex_), and
+  // they read the size through an atomic. A region started after it sees the new workers.
   void resize(int threads) {
+    std::lock_guard<std::mutex> call_lock(call_mutex_);
     stop_workers();
-    num_threads_ = std::max(1, threads);
-    stopping_ = false;
-    for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+    const int n = std::max(1, threads);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = false;
+    }
+    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+    num_threads_.store(n, std::memory_order_relaxed);
   }
 
   // Runs task(chunk) for chunk in [0, chunks); chunk 0 on the calling thread.
@@ -107,7 +115,7 @@ class ThreadPool {
     workers_.clear();
   }
 
-  int num_threads_ = 1;
+  std::atomic<int> num_threads_{1};
   std::vector<std::thread> workers_;
   std::mutex call_mutex_, mutex_;
   std::condition_variable wake_, done_;
@@ -138,6 +146,9 @@ ThreadPool& pool() {
 
 void set_num_threads(int n) {
   TG_CHECK(n >= 1, ValueError, "set_num_threads", "n must be at least 1, got ", n);
+  // From inside a parallel region it would wait for the region it runs in.
+  TG_CHECK(!in_parallel_region, ValueError, "set_num_threads",
+           "cannot be called from inside a parallel region");
   pool().resize(n);
 #ifdef TG_WITH_BLAS
   openblas_set_num_threads(n);

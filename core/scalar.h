@@ -4,6 +4,7 @@
 #include <ostream>
 #include <type_traits>
 
+#include <tapegrad/core/checked.h>
 #include <tapegrad/core/dtype.h>
 
 namespace tg {
@@ -26,7 +27,13 @@ class Scalar {
   DType dtype() const { return is_floating() ? kFloat64 : is_bool() ? kBool : kInt64; }
 
   template <typename T> T to() const {
-    return is_floating() ? static_cast<T>(d_) : static_cast<T>(i_);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // A NaN, inf or out-of-range double becomes T's lowest value, as tensor conversion does
+      // (core/checked.h), instead of an undefined cast.
+      return is_floating() ? float_to_int<T>(d_) : static_cast<T>(i_);
+    } else {
+      return is_floating() ? static_cast<T>(d_) : static_cast<T>(i_);
+    }
   }
   double to_double() const { return to<double>(); }
   int64_t to_int() const { return to<int64_t>(); }

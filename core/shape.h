@@ -69,9 +69,16 @@ class Shape {
     for (size_t i = pos; i + 1 < size_; ++i) d[i] = d[i + 1];
     resize(size_ - 1);
   }
+  // Product of the sizes. Tensors are checked when made (core/checked.h), so this only overflows
+  // for a raw Shape of untrusted sizes: then it throws ValueError instead of wrapping.
   int64_t numel() const {
     int64_t n = 1;
-    for (int64_t d : *this) n *= d;
+    bool overflow = false;
+    for (int64_t d : *this) {
+      if (d == 0) return 0;
+      overflow |= __builtin_mul_overflow(n, d, &n);
+    }
+    if (overflow) [[unlikely]] numel_overflow();
     return n;
   }
   std::vector<int64_t> vec() const { return {begin(), end()}; }
@@ -79,6 +86,7 @@ class Shape {
   std::string str() const;  // "[2, 3]"
 
  private:
+  [[noreturn]] void numel_overflow() const;
   template <typename It> void assign(It b, It e) {
     size_t n = static_cast<size_t>(std::distance(b, e));
     heap_.clear();

@@ -1,7 +1,9 @@
 #include <tapegrad/core/storage.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <map>
 #include <mutex>
 
@@ -28,8 +30,20 @@ class CpuAllocator final : public Allocator {
  public:
   static constexpr size_t kCacheMin = size_t{1} << 20;
   static constexpr size_t kCacheMax = size_t{2} << 30;
+  static constexpr size_t kMaxBytes = size_t{PTRDIFF_MAX} - 64;
+
+  // exact: every block allocated at its exact size and freed at once, no size classes and no
+  // reuse, so that AddressSanitizer sees every overrun of a tensor's bytes (rounding to 64 bytes
+  // and recycling blocks would hide small ones). Fixed for the life of the process, as blocks
+  // must be freed the way they were allocated.
+  explicit CpuAllocator(bool exact) : exact_(exact) {}
+  bool exact() const { return exact_; }
 
   void* allocate(size_t nbytes) override {
+    // Byte counts are checked where tensors are made; a larger one here (from a direct caller)
+    // must not wrap in round_up into a small size class.
+    if (nbytes > kMaxBytes) fail<Error>("empty", "out of memory allocating ", nbytes, " bytes on cpu");
+    if (exact_) return allocate_exact(nbytes);
     size_t n = round_up(nbytes);
     if (n <= SmallBlockCache::kMaxBytes) {
       int c = static_cast<int>(n / 64) - 1;
@@ -68,6 +82,7 @@ class CpuAllocator final : public Allocator {
   }
 
   void deallocate(void* p, size_t nbytes) override {
+    if (exact_) return std::free(p);
     size_t n = round_up(nbytes);
     if (n <= SmallBlockCache::kMaxBytes) {
       int c = static_cast<int>(n / 64) - 1;
@@ -105,6 +120,14 @@ class CpuAllocator final : public Allocator {
 
  private:
   static size_t round_up(size_t n) { return n == 0 ? 64 : (n + 63) / 64 * 64; }
+  static void* allocate_exact(size_t nbytes) {
+    void* p = nullptr;
+    // posix_memalign, not aligned_alloc: it takes sizes that are not a multiple of the alignment.
+    if (posix_memalign(&p, 64, nbytes) != 0 || (!p && nbytes > 0))
+      fail<Error>("empty", "out of memory allocating ", nbytes, " bytes on cpu");
+    return p;
+  }
+  const bool exact_;
   void note_alloc(size_t n) {
     stats_.allocated += n;
     stats_.peak = std::max(stats_.peak, stats_.allocated);
@@ -114,8 +137,27 @@ class CpuAllocator final : public Allocator {
   CpuAllocatorStats stats_;
 };
 
+// TG_ALLOCATOR=exact or =caching picks the CPU allocator's mode; the default is caching, or exact
+// in builds configured with TG_SANITIZE=address (CMake defines TG_ALLOCATOR_EXACT_DEFAULT).
+bool exact_from_environment() {
+#ifdef TG_ALLOCATOR_EXACT_DEFAULT
+  bool exact = true;
+#else
+  bool exact = false;
+#endif
+  if (const char* v = std::getenv("TG_ALLOCATOR")) {
+    const std::string mode(v);
+    if (mode == "exact") exact = true;
+    else if (mode == "caching") exact = false;
+    else if (!mode.empty())
+      fail<ValueError>("allocator", "TG_ALLOCATOR is '", mode, "', expected 'exact' or 'caching'");
+  }
+  return exact;
+}
+
 CpuAllocator& cpu_allocator() {
-  static CpuAllocator* a = new CpuAllocator();  // never destroyed: storages may outlive statics
+  // never destroyed: storages may outlive statics
+  static CpuAllocator* a = new CpuAllocator(exact_from_environment());
   return *a;
 }
 
@@ -159,6 +201,7 @@ void memcpy_between(void* dst, Device dst_device, const void* src, Device src_de
 }
 
 CpuAllocatorStats cpu_allocator_stats() { return cpu_allocator().stats(); }
+bool cpu_allocator_is_exact() { return cpu_allocator().exact(); }
 void cpu_empty_cache() { cpu_allocator().empty_cache(); }
 
 }  // namespace tg

@@ -48,5 +48,8 @@ struct CpuAllocatorStats {
 };
 CpuAllocatorStats cpu_allocator_stats();
 void cpu_empty_cache();
+// Whether the CPU allocator gives every tensor a block of its exact size, never reused (for
+// AddressSanitizer): TG_ALLOCATOR=exact, the default in TG_SANITIZE=address builds.
+bool cpu_allocator_is_exact();
 
 }  // namespace tg

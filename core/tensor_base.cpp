@@ -1,6 +1,8 @@
 // TensorBase and TensorImpl (metadata, creation helpers, type promotion); see tensor_base.h.
 #include <tapegrad/core/tensor_base.h>
 
+#include <tapegrad/core/checked.h>
+
 #include <optional>
 
 namespace tg {
@@ -26,19 +28,21 @@ bool TensorBase::is_contiguous() const {
 
 // ---- creation helpers ---------------------------------------------------------------------------
 
+// Both are public: their sizes, strides and offsets are checked (core/checked.h) so that no
+// tensor can reach outside its storage, however it was made.
 TensorBase empty_strided(const Shape& shape, const Shape& strides, DType dtype, Device device) {
-  int64_t span = 1;  // elements needed to hold the largest offset
-  for (size_t i = 0; i < shape.size(); ++i) {
-    TG_CHECK(shape[i] >= 0, ValueError, "empty", "sizes must be non-negative, got ", shape);
-    if (shape[i] == 0) span = 0;
-  }
-  if (span != 0)
-    for (size_t i = 0; i < shape.size(); ++i) span += (shape[i] - 1) * strides[i];
-  auto storage = make_storage(static_cast<size_t>(span) * itemsize(dtype), device);
+  TG_CHECK(shape.size() == strides.size(), ValueError, "empty_strided", "shape ", shape,
+           " and strides ", strides, " have different lengths");
+  const int64_t span = checked::storage_span("empty_strided", shape, strides);
+  auto storage = make_storage(checked::nbytes("empty_strided", span, itemsize(dtype)), device);
   return TensorBase(std::make_shared<TensorImpl>(std::move(storage), shape, strides, 0, dtype));
 }
 
 TensorBase make_view(const TensorBase& base, Shape shape, Shape strides, int64_t offset) {
+  TG_CHECK(shape.size() == strides.size(), ValueError, "make_view", "shape ", shape,
+           " and strides ", strides, " have different lengths");
+  checked::view_bounds("make_view", shape, strides, offset,
+                       static_cast<int64_t>(base.impl()->storage->nbytes / itemsize(base.dtype())));
   auto impl = std::make_shared<TensorImpl>(base.impl()->storage, std::move(shape),
                                            std::move(strides), offset, base.dtype());
   impl->view_base = base.impl()->view_base ? base.impl()->view_base : base.impl_ptr();

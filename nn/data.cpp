@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <utility>
 
 #include <tapegrad/core/error.h>
@@ -63,6 +64,10 @@ std::ostream& operator<<(std::ostream& os, const CsvPlace& p) {
   return os << p.path << ":" << p.line << ", column " << p.column;
 }
 
+// A field for an error message: at most 40 bytes of it (a line may be megabytes long).
+std::string_view clip(std::string_view field) { return field.substr(0, 40); }
+const char* clipped(std::string_view field) { return field.size() > 40 ? "..." : ""; }
+
 // One field converted for dtype into a double (floating dtypes) or an int64 (the others).
 void parse_field(std::string_view field, DType dtype, const CsvPlace& place,
                  std::vector<double>& floats, std::vector<int64_t>& ints) {
@@ -71,22 +76,22 @@ void parse_field(std::string_view field, DType dtype, const CsvPlace& place,
   if (is_floating(dtype)) {
     double v = 0;
     if (!parse_number(field, v, out_of_range) || out_of_range)
-      fail<ValueError>("read_csv", place, ": '", field, "' is ",
+      fail<ValueError>("read_csv", place, ": '", clip(field), clipped(field), "' is ",
                        out_of_range ? "out of range for float64" : "not a number");
     if (dtype == kFloat32 && std::isfinite(v) && std::abs(v) > std::numeric_limits<float>::max())
-      fail<ValueError>("read_csv", place, ": '", field, "' is out of range for float32");
+      fail<ValueError>("read_csv", place, ": '", clip(field), clipped(field), "' is out of range for float32");
     floats.push_back(v);
     return;
   }
   int64_t v = 0;
   if (!parse_number(field, v, out_of_range))
-    fail<ValueError>("read_csv", place, ": '", field, "' is ",
+    fail<ValueError>("read_csv", place, ": '", clip(field), clipped(field), "' is ",
                      out_of_range ? "out of range for int64" : "not an integer", " (dtype ",
                      dtype_name(dtype), ")");
   if (dtype == kInt32 && (v < INT32_MIN || v > INT32_MAX))
-    fail<ValueError>("read_csv", place, ": '", field, "' is out of range for int32");
+    fail<ValueError>("read_csv", place, ": '", clip(field), clipped(field), "' is out of range for int32");
   if (dtype == kBool && v != 0 && v != 1)
-    fail<ValueError>("read_csv", place, ": '", field, "' is not 0 or 1 (dtype bool)");
+    fail<ValueError>("read_csv", place, ": '", clip(field), clipped(field), "' is not 0 or 1 (dtype bool)");
   ints.push_back(v);
 }
 
@@ -114,7 +119,9 @@ struct SplitMix64 {
 
 }  // namespace
 
-Tensor read_csv(const std::string& path, const CsvOptions& options) {
+namespace {
+
+Tensor read_csv_stream(std::istream& in, const std::string& path, const CsvOptions& options) {
   DType dtype = options.dtype;
   TG_CHECK(dtype == kBool || dtype == kInt32 || dtype == kInt64 || dtype == kFloat32 ||
                dtype == kFloat64,
@@ -122,9 +129,6 @@ Tensor read_csv(const std::string& path, const CsvOptions& options) {
            dtype_name(dtype));
   TG_CHECK(options.delimiter != '\n' && options.delimiter != '\r', ValueError, "read_csv",
            "the delimiter cannot be a line break");
-  std::ifstream in(path);
-  if (!in) fail<Error>("read_csv", path, ": cannot open (", std::strerror(errno), ")");
-
   std::vector<double> floats;
   std::vector<int64_t> ints;
   int64_t columns = -1, rows = 0, first_row_line = 0, line_no = 0;
@@ -155,6 +159,19 @@ Tensor read_csv(const std::string& path, const CsvOptions& options) {
   Tensor table =
       is_floating(dtype) ? tensor(floats, {rows, columns}) : tensor(ints, {rows, columns});
   return table.dtype() == dtype ? table : table.to(dtype);
+}
+
+}  // namespace
+
+Tensor read_csv(const std::string& path, const CsvOptions& options) {
+  std::ifstream in(path);
+  if (!in) fail<Error>("read_csv", path, ": cannot open (", std::strerror(errno), ")");
+  return read_csv_stream(in, path, options);
+}
+
+Tensor read_csv_from_string(std::string_view text, const CsvOptions& options) {
+  std::istringstream in{std::string(text)};
+  return read_csv_stream(in, "<string>", options);
 }
 
 // ---- TensorDataset -----------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,8 @@ struct CsvOptions {
 // spaces around them; no quoting. A field that is not a number of the dtype, or a row with a
 // different number of fields than the first, is a ValueError naming the file, line and column.
 Tensor read_csv(const std::string& path, const CsvOptions& options = {});
+// The same from CSV text in memory; errors name the place as "<string>:line".
+Tensor read_csv_from_string(std::string_view text, const CsvOptions& options = {});
 
 // A list of tensors that share their first dimension: row i of the dataset is row i of each.
 class TensorDataset {

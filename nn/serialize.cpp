@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tapegrad/core/checked.h>
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/grad_mode.h>
 #include <tapegrad/ops/factories.h>
@@ -31,6 +32,9 @@ static_assert(std::endian::native == std::endian::little,
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's limit
 constexpr const char* kMetadataKey = "__metadata__";
+// A valid header nests 3 levels (header, entry, shape); deeper ones are rejected while parsing,
+// before anything recursive (nlohmann's dump, destruction) sees them.
+constexpr int kMaxJsonDepth = 16;
 
 // The safetensors dtypes tapegrad stores. `rank` follows the reference's dtype order; writers sort
 // tensors by rank (descending), then by name: I64, F64, F32, I32, BOOL.
@@ -61,14 +65,49 @@ template <typename... Parts>
   fail<ValueError>("load", source, ": ", std::forward<Parts>(parts)...);
 }
 
-// A JSON value for an error message, cut short when long.
+// A JSON value for an error message, cut short when long. Never dumps the whole value: a value
+// may be 100 MB long (or, without the depth limit, nested deep enough that a recursive dump
+// overflows the stack); only the first few children of containers and a string's first bytes.
+void show_into(const json& v, std::string& out, int depth) {
+  constexpr size_t kEnough = 41;
+  if (out.size() >= kEnough) return;
+  if (v.is_string()) {
+    const std::string& str = v.get_ref<const std::string&>();
+    out += json(str.substr(0, kEnough)).dump(-1, ' ', false, json::error_handler_t::replace);
+  } else if (v.is_primitive()) {
+    out += v.dump();
+  } else if (depth >= kMaxJsonDepth) {
+    out += v.is_array() ? "[...]" : "{...}";
+  } else {
+    out += v.is_array() ? '[' : '{';
+    bool first = true;
+    for (auto it = v.begin(); it != v.end() && out.size() < kEnough; ++it, first = false) {
+      if (!first) out += ',';
+      if (v.is_object()) out += json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace) + ":";
+      show_into(*it, out, depth + 1);
+    }
+    out += v.is_array() ? ']' : '}';
+  }
+}
+// A name from the file (a tensor name, a key) for an error message: at most 64 bytes of it.
+std::string clip(const std::string& name) {
+  return name.size() <= 64 ? name : name.substr(0, 61) + "...";
+}
+// A shape from the file for an error message: at most its first 16 sizes.
+std::string show_shape(const Shape& shape) {
+  if (shape.size() <= 16) return shape.str();
+  std::string out = Shape(shape.begin(), shape.begin() + 16).str();
+  return out.substr(0, out.size() - 1) + ", ...] (" + std::to_string(shape.size()) + " dims)";
+}
 std::string show(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string s;
+  show_into(v, s, 0);
   return s.size() > 40 ? s.substr(0, 37) + "..." : s;
 }
 
 struct Entry {
   std::string name;
+  std::string shown;  // name clipped for messages
   DType dtype;
   Shape shape;
   uint64_t begin = 0, end = 0;  // byte offsets into the data that follows the header
@@ -102,8 +141,17 @@ struct JsonChecker : nlohmann::json_sax<json> {
   std::vector<std::unordered_set<std::string>> open;  // the keys seen in each open object
   std::string repeated, error;
   bool repeated_at_top = false;
+  int depth = 0;
 
+  bool too_deep = false;
+
+  bool enter() {
+    if (++depth <= kMaxJsonDepth) return true;
+    too_deep = true;
+    return false;
+  }
   bool start_object(std::size_t) override {
+    if (!enter()) return false;
     open.emplace_back();
     return true;
   }
@@ -116,11 +164,13 @@ struct JsonChecker : nlohmann::json_sax<json> {
   }
   bool end_object() override {
     open.pop_back();
+    --depth;
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const json::exception& e) override {
     error = e.what();
     error = error.substr(error.find(']') + 2);  // drop "[json.exception.parse_error.101] "
+    if (error.size() > 200) error = error.substr(0, 197) + "...";  // it quotes the bad token
     return false;
   }
   bool null() override { return true; }
@@ -130,18 +180,26 @@ struct JsonChecker : nlohmann::json_sax<json> {
   bool number_float(number_float_t, const string_t&) override { return true; }
   bool string(string_t&) override { return true; }
   bool binary(binary_t&) override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
+  bool start_array(std::size_t) override { return enter(); }
+  bool end_array() override {
+    --depth;
+    return true;
+  }
 };
 
 // The header as a JSON object, after checking its syntax and that no key repeats.
 json parse_json(std::string_view text, const std::string& source) {
   JsonChecker checker;
-  if (!json::sax_parse(text.begin(), text.end(), &checker))
+  if (!json::sax_parse(text.begin(), text.end(), &checker)) {
+    if (checker.too_deep)
+      bad_file(source, "header nests JSON values more than ", kMaxJsonDepth,
+               " levels deep (a safetensors header needs 3)");
     bad_file(source, "header is not valid JSON (", checker.error, ")");
+  }
   if (!checker.repeated.empty()) {
-    if (checker.repeated_at_top) bad_file(source, "header names '", checker.repeated, "' twice");
-    bad_file(source, "header repeats the key '", checker.repeated, "' inside an entry");
+    if (checker.repeated_at_top)
+      bad_file(source, "header names '", clip(checker.repeated), "' twice");
+    bad_file(source, "header repeats the key '", clip(checker.repeated), "' inside an entry");
   }
   json header = json::parse(text.begin(), text.end());
   if (!header.is_object())
@@ -155,7 +213,7 @@ std::map<std::string, std::string> parse_metadata(const json& value, const std::
   std::map<std::string, std::string> out;
   for (const auto& [key, v] : value.items()) {
     if (!v.is_string())
-      bad_file(source, "metadata value of '", key, "' is ", show(v), ", expected a string");
+      bad_file(source, "metadata value of '", clip(key), "' is ", show(v), ", expected a string");
     out[key] = v.get<std::string>();
   }
   return out;
@@ -179,12 +237,14 @@ const json& field(const json& entry, const char* key, const std::string& source,
   return *it;
 }
 
-Entry parse_entry(const std::string& name, const json& value, const std::string& source) {
+Entry parse_entry(const std::string& full_name, const json& value, const std::string& source) {
+  const std::string name = clip(full_name);
   if (!value.is_object())
     bad_file(source, "tensor '", name, "' is described by ", show(value),
              ", expected an object with dtype, shape and data_offsets");
   Entry e;
-  e.name = name;
+  e.name = full_name;
+  e.shown = name;
 
   const json& dtype = field(value, "dtype", source, name);
   if (!dtype.is_string())
@@ -199,7 +259,7 @@ Entry parse_entry(const std::string& name, const json& value, const std::string&
       if (dname == u)
         bad_file(source, "tensor '", name, "': dtype ", u,
                  " is not supported by tapegrad (it reads BOOL, I32, I64, F32, F64)");
-    bad_file(source, "tensor '", name, "': unknown dtype '", dname, "'");
+    bad_file(source, "tensor '", name, "': unknown dtype '", clip(dname), "'");
   }
   e.dtype = fd->dtype;
 
@@ -207,17 +267,21 @@ Entry parse_entry(const std::string& name, const json& value, const std::string&
   if (!shape.is_array())
     bad_file(source, "tensor '", name, "': shape is ", show(shape), ", expected an array of sizes");
   constexpr uint64_t kMaxCount = static_cast<uint64_t>(INT64_MAX);
-  uint64_t numel = 1;
+  // The same rule as every tensor (core/checked.h): the contiguous layout's byte span, the product
+  // of max(size, 1) times itemsize, fits in int64; so numel, strides and bytes do too, also
+  // when a size is 0 ([0, 4, 2^61] holds no bytes but its strides would overflow).
+  int64_t span = static_cast<int64_t>(itemsize(e.dtype));
+  bool empty = false;
   for (size_t d = 0; d < shape.size(); ++d) {
     std::string what = "shape[" + std::to_string(d) + "]";
     uint64_t size = read_count(shape[d], source, name, what, kMaxCount);
     e.shape.push_back(static_cast<int64_t>(size));
-    if (__builtin_mul_overflow(numel, size, &numel) || numel > kMaxCount)
-      bad_file(source, "tensor '", name, "': shape ", e.shape, "... has too many elements");
+    empty |= size == 0;
+    if (!checked::mul(span, std::max<int64_t>(static_cast<int64_t>(size), 1), span))
+      bad_file(source, "tensor '", name, "': shape ", show_shape(e.shape),
+               d + 1 < shape.size() ? "..." : "", " is too large (its size in bytes overflows int64)");
   }
-  uint64_t nbytes = 0;
-  if (__builtin_mul_overflow(numel, itemsize(e.dtype), &nbytes))
-    bad_file(source, "tensor '", name, "': shape ", e.shape, " has too many bytes");
+  const uint64_t nbytes = empty ? 0 : static_cast<uint64_t>(span);
 
   const json& offsets = field(value, "data_offsets", source, name);
   if (!offsets.is_array() || offsets.size() != 2)
@@ -229,7 +293,8 @@ Entry parse_entry(const std::string& name, const json& value, const std::string&
     bad_file(source, "tensor '", name, "': data_offsets [", e.begin, ", ", e.end,
              "] begin after end");
   if (e.end - e.begin != nbytes)
-    bad_file(source, "tensor '", name, "': shape ", e.shape, " of ", fd->name, " needs ", nbytes,
+    bad_file(source, "tensor '", name, "': shape ", show_shape(e.shape), " of ", fd->name,
+             " needs ", nbytes,
              " bytes, but data_offsets [", e.begin, ", ", e.end, "] hold ", e.end - e.begin);
   return e;
 }
@@ -253,19 +318,19 @@ Header parse_header(std::string_view text, uint64_t file_size, const std::string
   const Entry* prev = nullptr;
   for (const Entry& e : h.entries) {
     if (e.begin < h.data_bytes)
-      bad_file(source, "tensor '", e.name, "' (data_offsets [", e.begin, ", ", e.end,
-               "]) overlaps tensor '", prev->name, "' (data_offsets [", prev->begin, ", ",
+      bad_file(source, "tensor '", e.shown, "' (data_offsets [", e.begin, ", ", e.end,
+               "]) overlaps tensor '", prev->shown, "' (data_offsets [", prev->begin, ", ",
                prev->end, "])");
     if (e.begin > h.data_bytes)
       bad_file(source, "data bytes [", h.data_bytes, ", ", e.begin,
-               ") belong to no tensor (tensor '", e.name,
+               ") belong to no tensor (tensor '", e.shown,
                "' starts there; the tensors must cover the data without holes)");
     h.data_bytes = e.end;
     prev = &e;
   }
   uint64_t available = file_size - 8 - h.size;
   if (h.data_bytes > available)
-    bad_file(source, "file is truncated: tensor '", prev->name, "' ends at data byte ",
+    bad_file(source, "file is truncated: tensor '", prev->shown, "' ends at data byte ",
              h.data_bytes, ", but only ", available, " bytes follow the header");
   if (h.data_bytes < available)
     bad_file(source, "file has ", available - h.data_bytes,
@@ -279,7 +344,7 @@ void check_bools(const Entry& e, const Tensor& t, const std::string& source) {
   const auto* p = static_cast<const unsigned char*>(t.data_ptr());
   for (int64_t i = 0; i < t.numel(); ++i)
     if (p[i] > 1)
-      bad_file(source, "tensor '", e.name, "' (BOOL) has byte ", static_cast<int>(p[i]),
+      bad_file(source, "tensor '", e.shown, "' (BOOL) has byte ", static_cast<int>(p[i]),
                " at element ", i, ", expected 0 or 1");
 }
 

@@ -3,15 +3,29 @@
 #include <cmath>
 #include <mutex>
 
+#include <tapegrad/core/checked.h>
 #include <tapegrad/core/copy.h>
 
 namespace tg {
 
 namespace {
 
-Tensor empty_cpu_then(IntArrayRef shape, DType dtype) {
+// A fresh contiguous tensor; sizes that are negative or whose byte count overflows raise a
+// ValueError naming `op` (the user's call), before anything is allocated.
+Tensor empty_for(const char* op, IntArrayRef shape, DType dtype, Device device) {
+  checked::numel(op, shape, itemsize(dtype));
   Shape s(shape);
-  return empty_strided(s, contiguous_strides(s), dtype, Device(kCPU));
+  return empty_strided(s, contiguous_strides(s), dtype, device);
+}
+Tensor empty_cpu_then(IntArrayRef shape, DType dtype, const char* op = "empty") {
+  return empty_for(op, shape, dtype, Device(kCPU));
+}
+Tensor full_for(const char* op, IntArrayRef shape, const Scalar& value, std::optional<DType> dtype,
+                Device device) {
+  DType dt = dtype ? *dtype : (value.is_floating() ? kFloat32 : value.dtype());
+  Tensor t = empty_for(op, shape, dt, device);
+  fill_data(t, value);
+  return t;
 }
 Tensor to_device(Tensor t, Device device) { return device.is_cpu() ? t : t.to(device); }
 
@@ -32,8 +46,10 @@ Generator& generator() {
   return g;
 }
 
-template <typename Fill> Tensor make_random(IntArrayRef shape, DType dtype, Device device, Fill&& fill) {
-  Tensor t = empty_cpu_then(shape, kFloat64);
+template <typename Fill>
+Tensor make_random(const char* op, IntArrayRef shape, DType dtype, Device device, Fill&& fill) {
+  checked::numel(op, shape, itemsize(dtype));
+  Tensor t = empty_cpu_then(shape, kFloat64, op);
   double* d = t.data<double>();
   {
     std::lock_guard<std::mutex> lock(generator().mutex);
@@ -43,13 +59,18 @@ template <typename Fill> Tensor make_random(IntArrayRef shape, DType dtype, Devi
 }
 
 template <typename T> Tensor from_vector(const std::vector<T>& data, IntArrayRef shape) {
-  Shape s = shape.empty() ? Shape{static_cast<int64_t>(data.size())} : Shape(shape);
-  TG_CHECK(s.numel() == static_cast<int64_t>(data.size()), ValueError, "tensor", "shape ", s, " needs ",
-           s.numel(), " values, got ", data.size());
-  Tensor t = empty_cpu_then(s, dtype_of<T>());
+  const int64_t n = checked::numel("tensor", shape, itemsize(dtype_of<T>()));
+  TG_CHECK(static_cast<uint64_t>(n) == data.size(), ValueError, "tensor", "shape ", shape,
+           " needs ", n, " values, got ", data.size(),
+           shape.empty() ? " (an empty shape is a 0-d tensor of one value)" : "");
+  Tensor t = empty_cpu_then(shape, dtype_of<T>(), "tensor");
   T* d = t.data<T>();
-  for (size_t i = 0; i < data.size(); ++i) d[i] = data[i];
+  for (size_t i = 0; i < data.size(); ++i) d[i] = data[i];  // also right for std::vector<bool>
   return t;
+}
+template <typename T> Tensor from_vector(const std::vector<T>& data) {
+  const int64_t n = static_cast<int64_t>(data.size());
+  return from_vector(data, IntArrayRef(&n, 1));
 }
 
 // Flattens nested initializer lists, checking that they are rectangular.
@@ -77,16 +98,16 @@ template <typename T, typename L> Tensor from_nested(L l) {
 }  // namespace
 
 Tensor empty(IntArrayRef shape, DType dtype, Device device) {
-  Shape s(shape);
-  return empty_strided(s, contiguous_strides(s), dtype, device);
+  return empty_for("empty", shape, dtype, device);
 }
-Tensor zeros(IntArrayRef shape, DType dtype, Device device) { return full(shape, 0, dtype, device); }
-Tensor ones(IntArrayRef shape, DType dtype, Device device) { return full(shape, 1, dtype, device); }
+Tensor zeros(IntArrayRef shape, DType dtype, Device device) {
+  return full_for("zeros", shape, 0, dtype, device);
+}
+Tensor ones(IntArrayRef shape, DType dtype, Device device) {
+  return full_for("ones", shape, 1, dtype, device);
+}
 Tensor full(IntArrayRef shape, const Scalar& value, std::optional<DType> dtype, Device device) {
-  DType dt = dtype ? *dtype : (value.is_floating() ? kFloat32 : value.dtype());
-  Tensor t = empty(shape, dt, device);
-  fill_data(t, value);
-  return t;
+  return full_for("full", shape, value, dtype, device);
 }
 Tensor empty_like(const Tensor& t) { return empty(t.shape(), t.dtype(), t.device()); }
 Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype(), t.device()); }
@@ -102,21 +123,34 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::o
            start, ", end ", end, ", step ", step);
   bool integral = !start.is_floating() && !end.is_floating() && !step.is_floating();
   DType dt = dtype ? *dtype : (integral ? kInt64 : kFloat32);
-  int64_t n = static_cast<int64_t>(std::ceil((e - s) / st));
-  Tensor t = empty_cpu_then({n}, kFloat64);
+  if (integral) {  // exact integers, no rounding through double for large values
+    const __int128 a = start.to_int(), b = end.to_int(), by = step.to_int();
+    const __int128 count = (b - a + by - (by > 0 ? 1 : -1)) / by;  // ceil((b - a) / by), >= 0
+    TG_CHECK(count >= 0, ValueError, "arange", "upper bound and step sign are inconsistent: start ",
+             start, ", end ", end, ", step ", step);
+    TG_CHECK(count <= INT64_MAX, ValueError, "arange", "[", start, ", ", end, ") in steps of ",
+             step, " has ", static_cast<double>(count), " values, more than int64 can count");
+    const int64_t n = static_cast<int64_t>(count);
+    Tensor ti = empty_cpu_then({n}, kInt64, "arange");
+    int64_t* d = ti.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) d[i] = static_cast<int64_t>(a + i * by);  // within [a, b)
+    return to_device(ti.to(dt), device);
+  }
+  // ceil in double: NaN or inf bounds, or a count past int64, would make the cast undefined.
+  const double count = std::ceil((e - s) / st);
+  TG_CHECK(std::isfinite(s) && std::isfinite(e) && count < 0x1p63, ValueError, "arange",
+           "[", start, ", ", end, ") in steps of ", step, " has ", count,
+           " values, more than int64 can count");
+  const int64_t n = static_cast<int64_t>(count);
+  Tensor t = empty_cpu_then({n}, kFloat64, "arange");
   double* d = t.data<double>();
   for (int64_t i = 0; i < n; ++i) d[i] = s + static_cast<double>(i) * st;
-  if (integral) {  // exact integers, no rounding through double for large values
-    Tensor ti = empty_cpu_then({n}, kInt64);
-    for (int64_t i = 0; i < n; ++i) ti.data<int64_t>()[i] = start.to_int() + i * step.to_int();
-    t = ti;
-  }
   return to_device(t.to(dt), device);
 }
 
 Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device) {
   TG_CHECK(steps >= 0, ValueError, "linspace", "steps must be non-negative, got ", steps);
-  Tensor t = empty_cpu_then({steps}, kFloat64);
+  Tensor t = empty_cpu_then({steps}, kFloat64, "linspace");
   double* d = t.data<double>();
   double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0;
   for (int64_t i = 0; i < steps; ++i)  // symmetric like PyTorch: exact at both ends
@@ -127,6 +161,7 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype, Device dev
 Tensor eye(int64_t n, std::optional<int64_t> m, DType dtype, Device device) {
   int64_t cols = m ? *m : n;
   TG_CHECK(n >= 0 && cols >= 0, ValueError, "eye", "sizes must be non-negative, got ", n, " and ", cols);
+  checked::numel("eye", {n, cols}, itemsize(dtype));
   Tensor t = zeros({n, cols}, kFloat64);
   for (int64_t i = 0; i < std::min(n, cols); ++i) t.data<double>()[i * cols + i] = 1;
   return to_device(t.to(dtype), device);
@@ -144,12 +179,12 @@ uint64_t random_u64() {
 
 Tensor rand(IntArrayRef shape, DType dtype, Device device) {
   TG_CHECK(is_floating(dtype), TypeError, "rand", "dtype must be floating, got ", dtype_name(dtype));
-  return make_random(shape, dtype, device, [](Generator& g) { return g.uniform(); });
+  return make_random("rand", shape, dtype, device, [](Generator& g) { return g.uniform(); });
 }
 
 Tensor randn(IntArrayRef shape, DType dtype, Device device) {
   TG_CHECK(is_floating(dtype), TypeError, "randn", "dtype must be floating, got ", dtype_name(dtype));
-  return make_random(shape, dtype, device, [](Generator& g) {  // Box-Muller
+  return make_random("randn", shape, dtype, device, [](Generator& g) {  // Box-Muller
     double u1 = 1.0 - g.uniform(), u2 = g.uniform();
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
   });
@@ -157,7 +192,8 @@ Tensor randn(IntArrayRef shape, DType dtype, Device device) {
 
 Tensor randint(int64_t low, int64_t high, IntArrayRef shape, DType dtype, Device device) {
   TG_CHECK(high > low, ValueError, "randint", "high (", high, ") must be greater than low (", low, ")");
-  Tensor t = empty_cpu_then(shape, kInt64);
+  checked::numel("randint", shape, itemsize(dtype));
+  Tensor t = empty_cpu_then(shape, kInt64, "randint");
   uint64_t span = static_cast<uint64_t>(high - low);
   {
     std::lock_guard<std::mutex> lock(generator().mutex);
@@ -166,18 +202,16 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef shape, DType dtype, Device
   return to_device(t.to(dtype), device);
 }
 
+Tensor tensor(const std::vector<double>& data) { return from_vector(data); }
+Tensor tensor(const std::vector<float>& data) { return from_vector(data); }
+Tensor tensor(const std::vector<int64_t>& data) { return from_vector(data); }
+Tensor tensor(const std::vector<int32_t>& data) { return from_vector(data); }
+Tensor tensor(const std::vector<bool>& data) { return from_vector(data); }
 Tensor tensor(const std::vector<double>& data, IntArrayRef shape) { return from_vector(data, shape); }
 Tensor tensor(const std::vector<float>& data, IntArrayRef shape) { return from_vector(data, shape); }
 Tensor tensor(const std::vector<int64_t>& data, IntArrayRef shape) { return from_vector(data, shape); }
 Tensor tensor(const std::vector<int32_t>& data, IntArrayRef shape) { return from_vector(data, shape); }
-Tensor tensor(const std::vector<bool>& data, IntArrayRef shape) {
-  Shape s = shape.empty() ? Shape{static_cast<int64_t>(data.size())} : Shape(shape);
-  TG_CHECK(s.numel() == static_cast<int64_t>(data.size()), ValueError, "tensor", "shape ", s, " needs ", s.numel(),
-           " values, got ", data.size());
-  Tensor t = empty_cpu_then(s, kBool);
-  for (size_t i = 0; i < data.size(); ++i) t.data<bool>()[i] = data[i];
-  return t;
-}
+Tensor tensor(const std::vector<bool>& data, IntArrayRef shape) { return from_vector(data, shape); }
 
 #define TG_DEFINE_NESTED_TENSOR(T)                                   \
   Tensor tensor(List1<T> data) { return from_nested<T>(data); }      \

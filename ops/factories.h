@@ -36,12 +36,19 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef shape, DType dtype = kInt6
 uint64_t random_u64();  // next raw value of the global generator
 
 // From host data, row-major: double -> float64, float -> float32, int64_t -> int64,
-// int32_t -> int32, bool -> bool. An empty shape means a 1-d tensor of all the values.
-Tensor tensor(const std::vector<double>& data, IntArrayRef shape = {});
-Tensor tensor(const std::vector<float>& data, IntArrayRef shape = {});
-Tensor tensor(const std::vector<int64_t>& data, IntArrayRef shape = {});
-Tensor tensor(const std::vector<int32_t>& data, IntArrayRef shape = {});
-Tensor tensor(const std::vector<bool>& data, IntArrayRef shape = {});
+// int32_t -> int32, bool -> bool. Without a shape: a 1-d tensor of all the values. With one: that
+// shape, which needs exactly its number of values, so an empty shape {} is a 0-d tensor of one
+// value (as torch.tensor(3.0)), never a 1-d tensor.
+Tensor tensor(const std::vector<double>& data);
+Tensor tensor(const std::vector<float>& data);
+Tensor tensor(const std::vector<int64_t>& data);
+Tensor tensor(const std::vector<int32_t>& data);
+Tensor tensor(const std::vector<bool>& data);
+Tensor tensor(const std::vector<double>& data, IntArrayRef shape);
+Tensor tensor(const std::vector<float>& data, IntArrayRef shape);
+Tensor tensor(const std::vector<int64_t>& data, IntArrayRef shape);
+Tensor tensor(const std::vector<int32_t>& data, IntArrayRef shape);
+Tensor tensor(const std::vector<bool>& data, IntArrayRef shape);
 // Nested initializer lists, 1 to 3 levels: tg::tensor({{1., 2.}, {3., 4.}}) is a 2x2 float64
 // tensor; {1, 2} (int) gives int64, {1.f} float32, {true} bool.
 template <typename T> using List1 = std::initializer_list<T>;

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include <tapegrad/core/checked.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
 #include <tapegrad/generated/kernels.h>
@@ -31,7 +32,10 @@ Shape infer_size(const char* op, IntArrayRef size, const Shape& self_shape) {
     } else {
       TG_CHECK(size[i] >= 0, ValueError, op, "invalid size ", size[i], " at dim ", i, " of shape ",
                size, ", expected >= 0 or -1");
-      known *= size[i];
+      // A product past int64 cannot equal numel; wrapping could (2^62 + 1 times 4 wraps to 4).
+      TG_CHECK(checked::mul(known, size[i], known), ValueError, op, "shape ", size,
+               " is invalid for input of shape ", self_shape, " (", numel,
+               " elements): its product overflows int64");
     }
   }
   if (infer_at) {
@@ -41,7 +45,8 @@ Shape infer_size(const char* op, IntArrayRef size, const Shape& self_shape) {
              self_shape, " (", numel, " elements): ", numel, " is not a multiple of ", known);
     out[*infer_at] = numel / known;
   }
-  TG_CHECK(out.numel() == numel, ValueError, op, "shape ", size, " (", out.numel(),
+  const int64_t out_numel = checked::view_numel(op, out);
+  TG_CHECK(out_numel == numel, ValueError, op, "shape ", size, " (", out_numel,
            " elements) is invalid for input of shape ", self_shape, " (", numel, " elements)");
   return out;
 }
@@ -135,6 +140,7 @@ Tensor expand_impl(const char* op, const Tensor& self, IntArrayRef size) {
       strides[i] = 0;
     }
   }
+  checked::view_numel(op, shape);
   return make_view(self, shape, strides, self.storage_offset());
 }
 
@@ -148,7 +154,8 @@ SliceBounds slice_bounds(const char* op, int64_t size, std::optional<int64_t> st
   auto clamp = [size](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + size : v, 0, size); };
   const int64_t s = start ? clamp(*start) : 0;
   const int64_t e = std::max(s, end ? clamp(*end) : size);
-  return {s, e, (e - s + step - 1) / step};
+  // ceil((e - s) / step) without forming e - s + step - 1, which overflows for a huge step.
+  return {s, e, e == s ? 0 : (e - s - 1) / step + 1};
 }
 
 }  // namespace
@@ -244,7 +251,8 @@ Tensor unsqueeze(const Tensor& self, int64_t dim) {
   const int64_t d = dim < 0 ? dim + n : dim;
   Shape shape = self.shape(), strides = self.strides();
   // Any stride is valid for a size-1 dim; this one keeps contiguous tensors contiguous.
-  const int64_t stride = d < self.dim() ? shape[d] * strides[d] : 1;
+  int64_t stride = 1;
+  if (d < self.dim() && !checked::mul(shape[d], strides[d], stride)) stride = 1;
   shape.insert(d, 1);
   strides.insert(d, stride);
   return make_view(self, shape, strides, self.storage_offset());
@@ -257,7 +265,8 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
   const SliceBounds b = slice_bounds("slice", self.shape()[d], start, end, step);
   Shape shape = self.shape(), strides = self.strides();
   shape[d] = b.length;
-  strides[d] *= step;
+  // The stride of a dim of length <= 1 is never followed: a huge step must not overflow it.
+  if (b.length > 1) strides[d] = checked::mul("slice", strides[d], step, "the stride times step");
   return make_view(self, shape, strides, self.storage_offset() + b.start * self.strides()[d]);
 }
 
@@ -269,7 +278,7 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
            " is out of range for dim ", d, " of size ", size, " (expected ", -size,
            " <= start <= ", size, ")");
   const int64_t s = start < 0 ? start + size : start;
-  TG_CHECK(length >= 0 && s + length <= size, IndexError, "narrow", "start (", s, ") + length (",
+  TG_CHECK(length >= 0 && length <= size - s, IndexError, "narrow", "start (", s, ") + length (",
            length, ") is out of range for dim ", d, " of size ", size,
            " (expected 0 <= length <= ", size - s, ")");
   Shape shape = self.shape();

@@ -7,7 +7,8 @@ using namespace tg;
 
 namespace {
 std::vector<double> vals(const Tensor& t) { return t.to_vector<double>(); }
-Tensor leaf(std::vector<double> v, IntArrayRef shape = {}) { return tensor(v, shape).requires_grad_(); }
+Tensor leaf(std::vector<double> v, IntArrayRef shape) { return tensor(v, shape).requires_grad_(); }
+Tensor leaf(std::vector<double> v) { return tensor(v).requires_grad_(); }
 }  // namespace
 
 TEST_CASE("backward of a small graph gives the chain rule") {

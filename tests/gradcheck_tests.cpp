@@ -12,10 +12,14 @@ namespace {
 using tg::Tensor;
 using Inputs = std::vector<Tensor>;
 
-Tensor leaf(const std::vector<double>& values, tg::IntArrayRef shape = {}) {
+Tensor leaf(const std::vector<double>& values, tg::IntArrayRef shape) {
   Tensor t = tg::tensor(values, shape);
   t.requires_grad_(true);
   return t;
+}
+Tensor leaf(const std::vector<double>& values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  return leaf(values, {n});
 }
 
 bool contains(const std::string& text, const std::string& part) {

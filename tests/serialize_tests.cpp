@@ -357,9 +357,18 @@ TEST_CASE("safetensors: load rejects bad shapes and sizes that disagree with the
   CHECK(err("[9223372036854775808]", "[0,4]", 4) ==
         "tensor 't': shape[0] is 9223372036854775808, too large");
   CHECK(err("[4294967296,4294967296]", "[0,4]", 4) ==
-        "tensor 't': shape [4294967296, 4294967296]... has too many elements");
+        "tensor 't': shape [4294967296, 4294967296] is too large (its size in bytes overflows "
+        "int64)");
   CHECK(err("[4611686018427387904]", "[0,4]", 4) ==
-        "tensor 't': shape [4611686018427387904] has too many bytes");
+        "tensor 't': shape [4611686018427387904] is too large (its size in bytes overflows "
+        "int64)");
+  // No bytes, but strides that overflow (issue 12, defect 5).
+  CHECK(err("[0,4,2305843009213693952]", "[0,0]", 0) ==
+        "tensor 't': shape [0, 4, 2305843009213693952] is too large (its size in bytes "
+        "overflows int64)");
+  CHECK(err("[3,4294967296,4294967296,2]", "[0,0]", 0) ==
+        "tensor 't': shape [3, 4294967296, 4294967296]... is too large (its size in bytes "
+        "overflows int64)");
   CHECK(err("[2]", "[0,4]", 4) == "tensor 't': shape [2] of F32 needs 8 bytes, but "
                                   "data_offsets [0, 4] hold 4");
   CHECK(err("[]", "[0,8]", 8) == "tensor 't': shape [] of F32 needs 4 bytes, but "
@@ -417,6 +426,34 @@ TEST_CASE("safetensors: load rejects repeated names, bad metadata and invalid bo
         std::vector<bool>{true, false, true});
   CHECK(load_error(bools + std::string("\1\0\2", 3)) ==
         "tensor 'm' (BOOL) has byte 2 at element 2, expected 0 or 1");
+}
+
+TEST_CASE("safetensors: load bounds JSON nesting and never prints a whole value (issue 12)") {
+  // ~90,000 levels once crashed Release when the error message dumped the value recursively.
+  auto nested = [](size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  const std::string deep = nested(90000);
+  const std::string too_deep = "header nests JSON values more than 16 levels deep (a safetensors "
+                               "header needs 3)";
+  CHECK(load_error(make_file(R"({"__metadata__":)" + deep + "}")) == too_deep);
+  CHECK(load_error(make_file(R"({"__metadata__":{"k":)" + deep + "}}")) == too_deep);
+  CHECK(load_error(make_file(R"({"t":)" + deep + "}")) == too_deep);
+  CHECK(load_error(make_file(R"({"t":{"dtype":)" + deep + "}}")) == too_deep);
+  CHECK(load_error(make_file(R"({"t":{"dtype":"F32","shape":)" + deep + "}}")) == too_deep);
+  std::string objects;
+  for (int i = 0; i < 90000; ++i) objects += R"({"a":)";
+  CHECK(load_error(make_file(objects + "1" + std::string(90000, '}'))) == too_deep);
+  // 16 levels parse (header, entry, shape and 13 arrays).
+  CHECK(load_error(make_file(R"({"t":{"dtype":"F32","shape":)" + nested(13) + "}}")) ==
+        "tensor 't': shape[0] is " + nested(12) + ", expected a non-negative integer");
+  // Long strings and names are clipped.
+  const std::string long_string(1 << 20, 'x');
+  CHECK(load_error(make_file(R"({"t":{"dtype":"F32","shape":")" + long_string + "\"}}")) ==
+        "tensor 't': shape is \"" + std::string(36, 'x') + "..., expected an array of sizes");
+  CHECK(load_error(make_file(R"({"t":{"dtype":")" + long_string + "\"}}")) ==
+        "tensor 't': unknown dtype '" + std::string(61, 'x') + "...'");
+  CHECK(load_error(make_file("{\"" + long_string + "\":1}")) ==
+        "tensor '" + std::string(61, 'x') + "...' is described by 1, expected an object with "
+        "dtype, shape and data_offsets");
 }
 
 TEST_CASE("safetensors: the reference implementation's own test vector comes out byte for byte") {

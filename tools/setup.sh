@@ -4,8 +4,9 @@ set -euo pipefail
 # clang-format-14: the format check of .ci/run (tools/ci/check_format.sh); its output differs
 # between clang-format versions, so the check names one.
 # wamerican: /usr/share/dict/words, the word list examples/makemore trains on.
+# clang-14 + libclang-rt-14-dev: libFuzzer and its sanitizer runtimes for tools/ci/fuzz_short.sh.
 packages=(cmake ninja-build g++ nlohmann-json3-dev doctest-dev libbenchmark-dev libopenblas-dev
-          clang-format-14 wamerican)
+          clang-format-14 wamerican clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -189,7 +189,7 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
     const int64_t sa = d - (nbatch - na) >= 0 ? a.size(d - (nbatch - na)) : 1;
     const int64_t sb = d - (nbatch - nb) >= 0 ? b.size(d - (nbatch - nb)) : 1;
     TG_ASSERT(sa == sb || sa == 1 || sb == 1);
-    batch[d] = std::max(sa, sb);
+    batch[d] = sa == 1 ? sb : sa;  // not max: a size-0 batch dim broadcast with 1 stays 0
   }
   const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
   Shape out_shape = batch;
@@ -207,6 +207,7 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
   use_blas = allow_blas && (dtype == kFloat32 || dtype == kFloat64) && fits_int({m, n, k});
 #else
   (void)allow_blas;
+  (void)use_blas;
 #endif
   Operand A = make_operand(a, batch), B = make_operand(b, batch);
 #ifdef TG_WITH_BLAS

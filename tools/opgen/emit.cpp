@@ -2,7 +2,6 @@
 // the registry and one doctest case per op).
 #include <algorithm>
 #include <map>
-#include <regex>
 
 #include "opgen.h"
 
@@ -11,6 +10,26 @@ namespace opgen {
 namespace {
 
 // ---- C++ text helpers --------------------------------------------------------------------------
+
+// Any bytes as a C++ string literal: printable ASCII as is (with \" and \\), every other byte as
+// a three-digit octal escape, so no spec text can end the literal or the line, and bytes that are
+// not UTF-8 come through unchanged instead of throwing.
+std::string cpp_string_literal(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c >= 0x20 && c < 0x7f && c != '?') {  // '?': no trigraph-like sequences either
+      out += static_cast<char>(c);
+    } else {
+      const char octal[] = {'\\', static_cast<char>('0' + (c >> 6)),
+                            static_cast<char>('0' + ((c >> 3) & 7)), static_cast<char>('0' + (c & 7)), 0};
+      out += octal;
+    }
+  }
+  return out + "\"";
+}
 
 std::string cpp_param_type(const std::string& t) {
   static const std::map<std::string, std::string> m = {
@@ -53,7 +72,7 @@ std::string cpp_default(const Op& op, const Arg& a) {
     for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i].get<int64_t>());
     return s + "}";
   }
-  if (a.type == "string") return d.dump();
+  if (a.type == "string") return cpp_string_literal(d.get<std::string>());
   if (a.type == "DType" || a.type == "DType?") {
     std::string c = dtype_constant(d.get<std::string>());
     if (c.empty()) spec_fail(op, key, "unknown dtype");
@@ -116,8 +135,6 @@ std::string camel(const std::string& snake) {
   return out;
 }
 
-std::string cpp_string_literal(const std::string& s) { return json(s).dump(); }
-
 // ---- backward formula analysis -----------------------------------------------------------------
 
 // What a formula needs saved. "X_shape"-style names come from rewriting X.shape() etc.
@@ -137,6 +154,46 @@ std::string prop_type(const std::string& prop) {
   return "int64_t";
 }
 
+// "X.shape()" (spaces allowed around . ( )) -> "X_shape" for X in names and the props above, in one
+// pass over the words: a regex per (name, prop) made opgen slow on specs with many arguments.
+std::string rewrite_props(const std::string& text, const std::set<std::string>& names) {
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  auto skip_spaces = [&](size_t i) {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    return i;
+  };
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!is_word(text[i]) || (i > 0 && is_word(text[i - 1]))) {
+      out += text[i++];
+      continue;
+    }
+    size_t e = i;
+    while (e < text.size() && is_word(text[e])) ++e;
+    const std::string word = text.substr(i, e - i);
+    size_t j = skip_spaces(e);
+    if (names.count(word) && j < text.size() && text[j] == '.') {
+      j = skip_spaces(j + 1);
+      size_t pe = j;
+      while (pe < text.size() && is_word(text[pe])) ++pe;
+      const std::string prop = text.substr(j, pe - j);
+      size_t k = skip_spaces(pe);
+      if (std::count(kTensorProps.begin(), kTensorProps.end(), prop) && k < text.size() && text[k] == '(') {
+        k = skip_spaces(k + 1);
+        if (k < text.size() && text[k] == ')') {
+          out += word + "_" + prop;
+          i = k + 1;
+          continue;
+        }
+      }
+    }
+    out += word;
+    i = e;
+  }
+  return out;
+}
+
 FormulaUse analyse_formula(const Op& op, const std::string& input, const std::string& formula) {
   FormulaUse use;
   std::string text = formula;
@@ -144,9 +201,7 @@ FormulaUse analyse_formula(const Op& op, const std::string& input, const std::st
   for (const auto& a : op.args)
     if (a.is_tensor() && a.type != "Tensor[]") tensorish.insert(a.name);
   for (const auto& r : op.rets) tensorish.insert(r.name);
-  for (const auto& t : tensorish)
-    for (const auto& p : kTensorProps)
-      text = std::regex_replace(text, std::regex("\\b" + t + "\\s*\\.\\s*" + p + "\\s*\\(\\s*\\)"), t + "_" + p);
+  text = rewrite_props(text, tensorish);
   use.text = text;
 
   static const std::set<std::string> kAllowedWords = {
@@ -559,7 +614,8 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
     }
     if (key == "CUDA") e << "#endif\n";
   }
-  e << "    o.samples_json = R\"tgjson(" << op.samples.dump() << ")tgjson\";\n";
+  // Escaped, not a raw string: a sample string holding )tgjson" must not end the literal.
+  e << "    o.samples_json = " << cpp_string_literal(op.samples.dump()) << ";\n";
   e << "    o.call = &call_" << op.name << ";\n";
   if (op.has_variant("method")) e << "    o.call_method = &call_method_" << op.name << ";\n";
   if (op.has_variant("inplace")) e << "    o.call_inplace = &call_inplace_" << op.name << ";\n";

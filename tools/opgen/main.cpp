@@ -147,20 +147,11 @@ int main(int argc, char** argv) {
     std::set<std::string> names;
     for (const auto& f : files) {
       std::string rel = "ops/specs/" + f.filename().string();
-      std::ifstream in(f);
-      json j;
-      try {
-        j = json::parse(in);
-      } catch (const json::exception& e) {
-        throw SpecError(rel + ": invalid JSON: " + e.what());
-      }
-      std::vector<json> objs = j.is_array() ? std::vector<json>(j.begin(), j.end()) : std::vector<json>{j};
-      for (const auto& o : objs) {
-        try {
-          ops.push_back(parse_op(rel, o));
-        } catch (const json::exception& e) {
-          throw SpecError(rel + ": op '" + o.value("name", "?") + "': " + e.what());
-        }
+      std::ifstream in(f, std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      for (Op& op : parse_spec_text(rel, text.str())) {
+        ops.push_back(std::move(op));
         if (!names.insert(ops.back().name).second) spec_fail(ops.back(), "name", "defined twice");
       }
     }

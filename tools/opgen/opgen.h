@@ -75,6 +75,9 @@ std::vector<std::string> backward_inputs(const std::string& key);
 
 // spec.cpp: one JSON op object -> Op (every key checked).
 Op parse_op(const std::string& file, const json& j);
+// spec.cpp: the text of one spec file (an op object or an array of them) -> its ops. Every
+// problem, malformed JSON included, is a SpecError that starts with the file name.
+std::vector<Op> parse_spec_text(const std::string& file, const std::string& text);
 
 // emit.cpp: the generated files, filled op by op.
 struct Out {

@@ -37,7 +37,8 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   Shape shape = self1.shape();
   shape[d] = index.numel();
   const Tensor result = gather_from("index_select", self1, d, expand_index(index, shape, d));
-  return self.dim() == 0 && index.dim() == 0 ? as_0d(result) : result;
+  // A 0-d self gives a 0-d result whatever the index's dims (one entry either way), as PyTorch.
+  return self.dim() == 0 ? as_0d(result) : result;
 }
 
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,

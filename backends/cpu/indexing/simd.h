@@ -40,7 +40,8 @@ template <typename T> int64_t winners_of_row(const T* __restrict v, const T* __r
                                              T* __restrict dst, int64_t n) {
   using L = Lanes<T>;
   typename L::Mask wins{};
-  const typename L::Vec g0 = dst ? L::broadcast(g[0]) : typename L::Vec{};
+  // n == 0 (rows of a 0-size inner dim): g may point at an empty buffer, so g[0] is not read.
+  const typename L::Vec g0 = dst && n > 0 ? L::broadcast(g[0]) : typename L::Vec{};
   int64_t j = 0, winners = 0;
   for (; j + L::kWidth <= n; j += L::kWidth) {
     const typename L::Mask won = L::load(v + j) == L::load(r + j);

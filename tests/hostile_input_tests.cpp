@@ -1,0 +1,243 @@
+// Hostile and careless inputs (issue 12): sizes whose arithmetic overflows, views past their
+// storage, zero-size batches, NaN to int, 0-d corner cases, hook cycles. Each case once crashed,
+// wrote out of bounds or returned a wrong shape; expected values are PyTorch 1.13's where it has
+// one.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <tapegrad/tapegrad.h>
+
+#include "test_helpers.h"
+
+using tg::Shape;
+using tg::Tensor;
+using tg_test::error_of;
+
+namespace {
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+// The ValueError fn throws starts with "[op]" (empty string when it throws none or another type).
+bool value_error_from(const char* op, auto&& fn) {
+  const std::string msg = error_of<tg::ValueError>(fn);
+  INFO(msg);
+  return msg.starts_with(std::string("[") + op + "]");
+}
+
+}  // namespace
+
+TEST_CASE("sizes: products that overflow int64 raise instead of wrapping (issue 12, defect 1)") {
+  // Once: numel() == 0 with no storage, and select(0, 7).sum() segfaulted.
+  CHECK(value_error_from("zeros", [] { tg::zeros({1LL << 40, 1LL << 40}); }));
+  // Once: 0 bytes of storage.
+  CHECK(value_error_from("zeros", [] { tg::zeros({1LL << 61}, tg::kFloat64); }));
+  CHECK(value_error_from("ones", [] { tg::ones({3, 1LL << 62}); }));
+  CHECK(value_error_from("full", [] { tg::full({1LL << 62}, 2.0); }));
+  CHECK(value_error_from("empty", [] { tg::empty({-1}); }));
+  CHECK(value_error_from("rand", [] { tg::rand({1LL << 31, 1LL << 31}); }));
+  CHECK(value_error_from("randint", [] { tg::randint(0, 3, {1LL << 62}); }));
+  CHECK(value_error_from("eye", [] { tg::eye(1LL << 32, 1LL << 32); }));
+  // A 0-size tensor whose strides would overflow is rejected too (no bytes, but strides).
+  CHECK(value_error_from("zeros", [] { tg::zeros({0, 1LL << 40, 1LL << 40}); }));
+  CHECK(tg::zeros({0, 1LL << 20, 1LL << 20}).numel() == 0);
+  // Once: accepted, the product wrapping to 4.
+  Tensor x = tg::arange(0, 4, 1, tg::kFloat32);
+  CHECK(value_error_from("reshape", [&] { x.reshape({(1LL << 62) + 1, 4}); }));
+  CHECK(value_error_from("view", [&] { x.view({(1LL << 62) + 1, 4}); }));
+  CHECK(value_error_from("reshape", [&] { x.reshape({-1, 1LL << 62, 1LL << 62}); }));
+  // Once: shape [9223372036854775807].
+  CHECK(error_of<tg::IndexError>([] { tg::ones({5}).narrow(0, 1, kMax); }).starts_with("[narrow]"));
+  // Once: numel() == -4.
+  CHECK(value_error_from("expand", [] { tg::ones({1}).expand({4, kMax, 1}); }));
+  CHECK(tg::ones({1}).expand({kMax}).numel() == kMax);  // one element, repeated: fine
+  // A raw Shape of untrusted sizes does not wrap either.
+  CHECK(value_error_from("numel", [] { return Shape{1LL << 40, 1LL << 40}.numel(); }));
+}
+
+TEST_CASE("sizes: the allocator and the public raw constructors validate (issue 12, defect 2)") {
+  // Once: the byte count rounded to 0 and the thread-local free list was read at index -1.
+  CHECK(value_error_from("empty", [] { tg::empty({(1LL << 62) - 1}); }));
+  CHECK(value_error_from("empty_strided", [] {
+    tg::empty_strided(Shape{3}, Shape{-1}, tg::kFloat32);
+  }));
+  CHECK(value_error_from("empty_strided", [] {
+    tg::empty_strided(Shape{2, 2}, Shape{kMax, 1}, tg::kFloat32);
+  }));
+  CHECK(value_error_from("empty_strided", [] { tg::empty_strided(Shape{2}, Shape{}, tg::kInt32); }));
+  Tensor s = tg::empty_strided(Shape{2, 3}, Shape{1, 2}, tg::kFloat64);  // column-major: 6 elements
+  CHECK(s.impl()->storage->nbytes == 6 * sizeof(double));
+  // make_view: every element it can reach lies in the storage.
+  Tensor base = tg::zeros({6});
+  CHECK(tg::make_view(base, Shape{2, 3}, Shape{3, 1}, 0).numel() == 6);
+  CHECK(tg::make_view(base, Shape{3}, Shape{-2}, 4).numel() == 3);  // elements 4, 2, 0
+  CHECK(value_error_from("make_view", [&] { tg::make_view(base, Shape{2, 3}, Shape{3, 1}, 1); }));
+  CHECK(value_error_from("make_view", [&] { tg::make_view(base, Shape{3}, Shape{-2}, 3); }));
+  CHECK(value_error_from("make_view", [&] { tg::make_view(base, Shape{1}, Shape{1}, -1); }));
+  CHECK(value_error_from("make_view", [&] { tg::make_view(base, Shape{2}, Shape{kMax}, 0); }));
+  CHECK(value_error_from("make_view", [&] { tg::make_view(base, Shape{2}, Shape{1, 1}, 0); }));
+}
+
+TEST_CASE("matmul: a zero-size batch broadcasts to zero, not one (issue 12, defect 3)") {
+  // PyTorch: [0, 5]; once [1, 5], with a heap-buffer-overflow under ASan.
+  for (tg::DType dt : {tg::kFloat64, tg::kFloat32, tg::kInt64, tg::kInt32}) {
+    CAPTURE(tg::dtype_name(dt));
+    CHECK(tg::matmul(tg::zeros({0, 5, 2}, dt), tg::ones({2}, dt)).shape() == Shape{0, 5});
+    CHECK(tg::matmul(tg::zeros({0, 5, 2}, dt), tg::ones({0, 2, 3}, dt)).shape() ==
+          Shape{0, 5, 3});
+    CHECK(tg::matmul(tg::ones({2}, dt), tg::zeros({0, 2, 3}, dt)).shape() == Shape{0, 3});
+    CHECK(tg::matmul(tg::ones({3, 2}, dt), tg::zeros({0, 2, 3}, dt)).shape() == Shape{0, 3, 3});
+    CHECK(tg::matmul(tg::ones({1, 3, 2}, dt), tg::zeros({0, 2, 3}, dt)).shape() ==
+          Shape{0, 3, 3});
+  }
+  Tensor a = tg::zeros({0, 5, 2}, tg::kFloat64).requires_grad_();
+  Tensor b = tg::ones({2}, tg::kFloat64).requires_grad_();
+  tg::matmul(a, b).sum().backward();
+  CHECK(a.grad().shape() == Shape{0, 5, 2});
+  CHECK(b.grad().to_vector<double>() == std::vector<double>{0, 0});
+}
+
+TEST_CASE("conversion: NaN, inf and out-of-range floats to int are defined (issue 12, defect 8)") {
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  // PyTorch 1.13 on x86: the target's lowest value for each of these.
+  Tensor x = tg::tensor(std::vector<double>{nan, inf, -inf, 3e9, -3e9, 1e19, -1e19, 2.7, -2.7});
+  CHECK(x.to(tg::kInt32).to_vector<int32_t>() ==
+        std::vector<int32_t>{INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN,
+                             INT32_MIN, 2, -2});
+  CHECK(x.to(tg::kInt64).to_vector<int64_t>() ==
+        std::vector<int64_t>{INT64_MIN, INT64_MIN, INT64_MIN, 3000000000, -3000000000, INT64_MIN,
+                             INT64_MIN, 2, -2});
+  CHECK(x.to(tg::kFloat32).to(tg::kInt32).to_vector<int32_t>() ==
+        x.to(tg::kInt32).to_vector<int32_t>());
+  CHECK(x.to(tg::kBool).to_vector<bool>() == std::vector<bool>(9, true));
+  // The edges: 2^31 - 1 fits int32, 2^31 does not; -2^63 fits int64.
+  CHECK(tg::tensor(std::vector<double>{2147483647.9, 2147483648.0, -2147483648.0})
+            .to(tg::kInt32)
+            .to_vector<int32_t>() == std::vector<int32_t>{INT32_MAX, INT32_MIN, INT32_MIN});
+  CHECK(tg::tensor(std::vector<double>{-0x1p63, 0x1p63}).to(tg::kInt64).to_vector<int64_t>() ==
+        std::vector<int64_t>{INT64_MIN, INT64_MIN});
+  // Filling and scalars convert the same way.
+  CHECK(tg::full({2}, nan, tg::kInt32).to_vector<int32_t>() ==
+        std::vector<int32_t>{INT32_MIN, INT32_MIN});
+  CHECK(tg::Scalar(inf).to_int() == INT64_MIN);
+}
+
+TEST_CASE("views and ranges: a huge step or bound neither wraps nor overflows (issue 12, defect 8)") {
+  // Once [0]: e - s + step - 1 overflowed. One element, as the Python slice [0:5:huge] means.
+  Tensor s = tg::arange(0, 5, 1, tg::kFloat64).slice(0, 0, 5, kMax);
+  CHECK(s.shape() == Shape{1});
+  CHECK(s.to_vector<double>() == std::vector<double>{0});
+  CHECK(tg::arange(0, 5, 1, tg::kFloat64).slice(0, 1, 5, kMax - 1).to_vector<double>() ==
+        std::vector<double>{1});
+  CHECK(tg::arange(0, 7, 1, tg::kFloat64).slice(0, 0, std::nullopt, 3).to_vector<double>() ==
+        std::vector<double>{0, 3, 6});
+  // Once a float-to-int64 overflow computing the length.
+  CHECK(value_error_from("arange", [] { tg::arange(0, 1e19); }));
+  CHECK(value_error_from("arange", [] { tg::arange(0.0, std::numeric_limits<double>::infinity()); }));
+  CHECK(value_error_from("arange", [] { tg::arange(-1e308, 1e308, 1e-300); }));
+  CHECK(value_error_from("arange", [] { tg::arange(int64_t{0}, kMax, int64_t{1}); }));
+  CHECK(value_error_from("arange", [] { tg::arange(std::nan(""), 1.0); }));
+  // Integral ranges near the ends of int64 are exact.
+  CHECK(tg::arange(kMax - 2, kMax).to_vector<int64_t>() == std::vector<int64_t>{kMax - 2, kMax - 1});
+  CHECK(tg::arange(INT64_MIN, INT64_MIN + 4, 3).to_vector<int64_t>() ==
+        std::vector<int64_t>{INT64_MIN, INT64_MIN + 3});
+  CHECK(tg::arange(INT64_MIN, kMax, kMax).to_vector<int64_t>() ==
+        std::vector<int64_t>{INT64_MIN, -1, kMax - 1});
+}
+
+TEST_CASE("0-d: index_select of a 0-d self is 0-d, and tensor(values, {}) too (issue 12, defect 9)") {
+  Tensor self = tg::scalar_tensor(3.0, tg::kFloat64).requires_grad_();
+  Tensor idx1 = tg::tensor(std::vector<int64_t>{0});
+  Tensor r = tg::index_select(self, 0, idx1);  // PyTorch: shape []; once [1]
+  CHECK(r.shape() == Shape{});
+  CHECK(r.item<double>() == 3.0);
+  r.backward();  // once failed on the [1]-shaped gradient
+  CHECK(self.grad().shape() == Shape{});
+  CHECK(self.grad().item<double>() == 1.0);
+  CHECK(tg::index_select(self, 0, tg::tensor(std::vector<int64_t>{0}, {})).shape() == Shape{});
+
+  Tensor z = tg::tensor(std::vector<double>{2.5}, {});
+  CHECK(z.dim() == 0);
+  CHECK(z.item<double>() == 2.5);
+  CHECK(tg::tensor(std::vector<bool>{true}, {}).dim() == 0);
+  CHECK(tg::tensor(std::vector<int32_t>{7}, {}).dim() == 0);
+  CHECK(error_of<tg::ValueError>([] { tg::tensor(std::vector<double>{1, 2}, {}); })
+            .find("an empty shape is a 0-d tensor of one value") != std::string::npos);
+  CHECK(tg::tensor(std::vector<double>{1, 2}).shape() == Shape{2});  // no shape: 1-d
+  CHECK(tg::tensor(std::vector<float>{}).shape() == Shape{0});
+}
+
+TEST_CASE("hooks: a hook that captures its own tensor does not leak it (issue 12, defect 11)") {
+  std::weak_ptr<tg::TensorImpl> watched;
+  Tensor x = tg::ones({4}, tg::kFloat64).requires_grad_();
+  int calls = 0;
+  {
+    Tensor y = x * 2.0;
+    y.register_hook([y, &calls](const Tensor& g) {  // y -> its node -> this hook -> y
+      ++calls;
+      return g * y.detach();
+    });
+    watched = y.impl_ptr();
+    y.sum().backward();
+  }
+  CHECK(calls == 1);
+  CHECK(x.grad().to_vector<double>() == std::vector<double>{4, 4, 4, 4});
+  CHECK(watched.expired());  // once kept alive by the cycle: 594 MB after 1,000 iterations
+}
+
+TEST_CASE("index_reduce: backward with an empty inner dim reads no gradient (issue 12, defect 6)") {
+  // Once the row kernel read g[0] of the 0-element gradient (heap-buffer-overflow under ASan with
+  // TG_ALLOCATOR=exact).
+  for (const char* reduce : {"amax", "amin", "prod", "mean"}) {
+    CAPTURE(reduce);
+    Tensor self = tg::zeros({3, 4, 0}, tg::kFloat64).requires_grad_();
+    Tensor src = tg::zeros({3, 2, 0}, tg::kFloat64).requires_grad_();
+    Tensor index = tg::tensor(std::vector<int64_t>{1, 3});
+    Tensor out = tg::index_reduce(self, 1, index, src, reduce);
+    CHECK(out.shape() == Shape{3, 4, 0});
+    out.sum().backward();
+    CHECK(self.grad().shape() == Shape{3, 4, 0});
+    CHECK(src.grad().shape() == Shape{3, 2, 0});
+  }
+}
+
+TEST_CASE("in-place: an expanded self raises instead of writing one element twice (defect 7)") {
+  const std::string overlap = "unsupported operation: more than one element of the written-to "
+                              "tensor refers to a single memory location";
+  Tensor idx = tg::tensor(std::vector<int64_t>{0, 1, 2, 3});
+  Tensor ones = tg::ones({4, 3});
+  Tensor mask = tg::ones({4, 3}, tg::kBool);
+  std::vector<std::pair<const char*, std::function<void(const Tensor&)>>> ops = {
+      {"index_add_", [&](const Tensor& t) { t.index_add_(0, idx, ones); }},
+      {"index_copy_", [&](const Tensor& t) { t.index_copy_(0, idx, ones); }},
+      {"index_fill_", [&](const Tensor& t) { t.index_fill_(0, idx, tg::scalar_tensor(2.0)); }},
+      {"scatter_", [&](const Tensor& t) { t.scatter_(0, idx.view({4, 1}).expand({4, 3}), ones); }},
+      {"masked_scatter_", [&](const Tensor& t) { t.masked_scatter_(mask, ones); }},
+      {"add_", [&](const Tensor& t) { t.add_(ones); }},
+      {"mul_", [&](const Tensor& t) { t.mul_(ones); }},
+      {"index_fill_scalar_", [&](const Tensor& t) { t.index_fill_scalar_(0, idx, 2.0); }},
+      {"exp_", [&](const Tensor& t) { t.exp_(); }},
+      {"copy_", [&](const Tensor& t) { t.copy_(ones); }},
+  };
+  for (auto& [name, fn] : ops) {
+    CAPTURE(name);
+    Tensor b = tg::zeros({1, 3});
+    const std::string msg = error_of<tg::ValueError>([&] { fn(b.expand({4, 3})); });
+    CHECK(msg.starts_with(std::string("[") + name + "] " + overlap));
+    CHECK(b.to_vector<float>() == std::vector<float>{0, 0, 0});  // unchanged
+  }
+  // fill_ writes one value everywhere: well-defined, allowed (as PyTorch).
+  Tensor b = tg::zeros({1, 3});
+  b.expand({4, 3}).fill_(5.0);
+  CHECK(b.to_vector<float>() == std::vector<float>{5, 5, 5});
+  // A size-1 dim with stride 0, or a transposed self, is no overlap.
+  Tensor c = tg::zeros({3, 1});
+  c.expand({3, 1}).add_(tg::ones({3, 1}));
+  tg::zeros({2, 3}).t().add_(tg::ones({3, 2}));
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# ThreadSanitizer run of the concurrency test (tests/concurrency): builds the library and that one
+# program with -fsanitize=thread (no OpenBLAS: its threads are not instrumented, and its results
+# may differ in the last bit between thread counts), then runs it; any TSan report fails.
+# Usage: tools/ci/tsan.sh [build-dir] (default build-tsan). Takes a few minutes on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build-tsan}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_SANITIZE=thread \
+      -DTG_WITH_CUDA=OFF -DTG_WITH_BLAS=OFF -DTG_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build "$build" --target tg_concurrency_test
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
+  "$build/tests/tg_concurrency_test"
