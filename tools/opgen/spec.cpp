@@ -130,9 +130,9 @@ void check_comment_text(const Op& op, const std::string& key, const std::string&
   if (!text.empty() && text.back() == '\\') spec_fail(op, key, "must not end with a backslash");
 }
 
-// A backward formula: an expression of calls, method calls, arithmetic and comparison operators,
-// number literals and names; nothing else (no statements, strings, casts or ::). Parsed by
-// recursive descent with bounded depth, so a bad formula is an error naming the key.
+// A backward formula: an expression of calls, method calls, subscripts, arithmetic and comparison
+// operators, number literals and names; nothing else (no statements, strings, casts or ::). Parsed
+// by recursive descent with bounded depth, so a bad formula is an error naming the key.
 class FormulaParser {
  public:
   FormulaParser(const Op& op, std::string key, const std::string& text)
@@ -193,12 +193,19 @@ class FormulaParser {
     if (eat("-")) return unary(depth + 1);
     postfix(depth);
   }
-  void postfix(int depth) {
+  void postfix(int depth) {  // method calls and subscripts (grads[1], sizes[0])
     primary(depth);
-    while (eat(".")) {
-      identifier();
-      expect("(");
-      arguments(depth + 1);
+    for (;;) {
+      if (eat(".")) {
+        identifier();
+        expect("(");
+        arguments(depth + 1);
+      } else if (eat("[")) {
+        expr(depth + 1);
+        expect("]");
+      } else {
+        return;
+      }
     }
   }
   void primary(int depth) {
