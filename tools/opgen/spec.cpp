@@ -107,8 +107,8 @@ void check_comment_text(const Op& op, const std::string& key, const std::string&
   if (!text.empty() && text.back() == '\\') spec_fail(op, key, "must not end with a backslash");
 }
 
-// A backward formula: an expression of calls, method calls, arithmetic and comparison operators,
-// number literals and names; nothing else (no statements, strings, casts or ::). Parsed by
+// A backward formula: an expression of calls, method calls, subscripts, arithmetic and comparison
+// operators, number literals and names; nothing else (no statements, strings, casts or ::). Parsed by
 // recursive descent with bounded depth, so a bad formula is an error naming the key.
 class FormulaParser {
  public:
@@ -167,12 +167,19 @@ class FormulaParser {
     if (eat("-")) return unary(depth + 1);
     postfix(depth);
   }
-  void postfix(int depth) {
+  void postfix(int depth) {  // method calls and subscripts (grads[0])
     primary(depth);
-    while (eat(".")) {
-      identifier();
-      expect("(");
-      arguments(depth + 1);
+    while (true) {
+      if (eat(".")) {
+        identifier();
+        expect("(");
+        arguments(depth + 1);
+      } else if (eat("[")) {
+        expr(depth + 1);
+        expect("]");
+      } else {
+        return;
+      }
     }
   }
   void primary(int depth) {
