@@ -97,6 +97,9 @@ std::optional<Shape> view_strides(const Shape& old_shape, const Shape& old_strid
 // fresh contiguous copy.
 Tensor reshape_impl(const char* op, const Tensor& self, IntArrayRef size, bool allow_copy) {
   Shape shape = infer_size(op, size, self.shape());
+  // An empty result gets contiguous strides (view_strides): they must fit in int64 too, as for
+  // any tensor with its own layout ([0, 3, 2^62] would overflow them).
+  if (self.numel() == 0) checked::numel(op, shape, itemsize(self.dtype()));
   if (auto strides = view_strides(self.shape(), self.strides(), shape)) {
     return make_view(self, shape, *strides, self.storage_offset());
   }

@@ -52,6 +52,10 @@ TEST_CASE("sizes: products that overflow int64 raise instead of wrapping (issue 
   CHECK(value_error_from("reshape", [&] { x.reshape({(1LL << 62) + 1, 4}); }));
   CHECK(value_error_from("view", [&] { x.view({(1LL << 62) + 1, 4}); }));
   CHECK(value_error_from("reshape", [&] { x.reshape({-1, 1LL << 62, 1LL << 62}); }));
+  // An empty tensor viewed with sizes whose contiguous strides overflow (found by fuzz_op).
+  CHECK(value_error_from("view", [] { tg::zeros({0}).view({0, 3, 1LL << 62}); }));
+  CHECK(value_error_from("reshape", [] { tg::zeros({0, 2}).reshape({3, 0, 1LL << 62}); }));
+  CHECK(tg::zeros({0}).view({0, 3, 1LL << 20}).shape() == Shape{0, 3, 1LL << 20});
   // Once: shape [9223372036854775807].
   CHECK(error_of<tg::IndexError>([] { tg::ones({5}).narrow(0, 1, kMax); }).starts_with("[narrow]"));
   // Once: numel() == -4.
