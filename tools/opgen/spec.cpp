@@ -169,10 +169,20 @@ class FormulaParser {
   }
   void postfix(int depth) {
     primary(depth);
-    while (eat(".")) {
-      identifier();
-      expect("(");
-      arguments(depth + 1);
+    for (;;) {
+      if (eat("[")) {  // grads[i], output i's gradient (ops/specs/README.md): an integer index
+        skip();
+        const size_t b = i_;
+        while (!at_end() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+        if (i_ == b) fail("expected an integer index at column " + std::to_string(b + 1));
+        expect("]");
+      } else if (eat(".")) {
+        identifier();
+        expect("(");
+        arguments(depth + 1);
+      } else {
+        return;
+      }
     }
   }
   void primary(int depth) {
