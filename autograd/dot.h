@@ -19,10 +19,11 @@ namespace tg::autograd {
 struct TapeEntry {
   std::shared_ptr<Node> node;
   uint64_t sequence_nr;
-  std::string name;                                          // e.g. "MulBackward"
-  Shape output_shape;                                        // shape of the op's first output
-  std::vector<std::pair<std::string, std::string>> formulas; // input -> gradient formula text
-  std::vector<std::string> inputs;  // for each differentiable input: "leaf x [2, 3]", "#4 AddBackward", "none"
+  std::string name;                                           // e.g. "MulBackward"
+  Shape output_shape;                                         // shape of the op's first output
+  std::vector<std::pair<std::string, std::string>> formulas;  // input -> gradient formula text
+  std::vector<std::string>
+      inputs;  // for each differentiable input: "leaf x [2, 3]", "#4 AddBackward", "none"
 };
 
 // The ops that produced `t`, oldest first (the order they were recorded); backward runs them in

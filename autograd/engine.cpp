@@ -19,10 +19,12 @@ namespace {
 Tensor sum_to_shape(const Tensor& g, const Shape& shape) {
   if (g.shape() == shape) return g;
   const int64_t lead = g.dim() - static_cast<int64_t>(shape.size());
-  TG_CHECK(lead >= 0, Error, "backward", "gradient of shape ", g.shape(), " does not match input shape ", shape);
+  TG_CHECK(lead >= 0, Error, "backward", "gradient of shape ", g.shape(),
+           " does not match input shape ", shape);
   std::vector<int64_t> dims;
   for (int64_t i = 0; i < g.dim(); ++i)
-    if (i < lead || (shape[static_cast<size_t>(i - lead)] == 1 && g.shape()[static_cast<size_t>(i)] != 1))
+    if (i < lead ||
+        (shape[static_cast<size_t>(i - lead)] == 1 && g.shape()[static_cast<size_t>(i)] != 1))
       dims.push_back(i);
   Tensor r = dims.empty() ? g : tg::sum(g, dims, /*keepdim=*/true);
   return r.shape() == shape ? r : r.reshape(shape);
@@ -64,8 +66,9 @@ struct Target {  // an input of autograd::grad: its gradient is captured, not ac
 
 // Runs the backward pass from `roots` (edge + gradient). With targets, captures the gradient
 // reaching each target and runs no leaf accumulators.
-std::vector<Tensor> run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads,
-                                 bool retain_graph, bool create_graph, const std::vector<Target>& targets) {
+std::vector<Tensor> run_backward(const std::vector<Edge>& roots,
+                                 const std::vector<Tensor>& root_grads, bool retain_graph,
+                                 bool create_graph, const std::vector<Target>& targets) {
   AutoGradMode mode(create_graph);
   ReadyQueue ready;
   std::vector<Tensor> captured(targets.size());
@@ -101,12 +104,16 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots, const std::vect
       if (auto impl = weak.lock()) {
         Tensor owner(impl);
         const Tensor& g = grads[nr];
-        if (g.defined()) owner.set_grad(owner.grad().defined() ? owner.grad() + g : (create_graph ? g : g.detach()));
+        if (g.defined())
+          owner.set_grad(owner.grad().defined() ? owner.grad() + g
+                                                : (create_graph ? g : g.detach()));
       }
     if (capturing) {
       for (size_t i = 0; i < targets.size(); ++i)
-        if (targets[i].node == node && targets[i].output_nr < grads.size()) captured[i] = grads[targets[i].output_nr];
-      if (node->sequence_nr == 0 || node->sequence_nr <= lowest_target) continue;  // nothing below leads to a target
+        if (targets[i].node == node && targets[i].output_nr < grads.size())
+          captured[i] = grads[targets[i].output_nr];
+      if (node->sequence_nr == 0 || node->sequence_nr <= lowest_target)
+        continue;  // nothing below leads to a target
     }
     for (size_t i = 0; i < grads.size() && i < node->output_meta.size(); ++i)
       if (!grads[i].defined()) {  // an output that received no gradient counts as zeros
@@ -134,21 +141,24 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots, const std::vect
   return captured;
 }
 
-std::vector<Tensor> initial_grads(const char* op, const std::vector<Tensor>& outputs, const std::vector<Tensor>& grads) {
-  TG_CHECK(grads.empty() || grads.size() == outputs.size(), ValueError, op, "got ", outputs.size(), " outputs but ",
-           grads.size(), " gradients");
+std::vector<Tensor> initial_grads(const char* op, const std::vector<Tensor>& outputs,
+                                  const std::vector<Tensor>& grads) {
+  TG_CHECK(grads.empty() || grads.size() == outputs.size(), ValueError, op, "got ", outputs.size(),
+           " outputs but ", grads.size(), " gradients");
   std::vector<Tensor> out;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& o = outputs[i];
-    TG_CHECK(o.defined() && o.requires_grad(), ValueError, op, "output ", i,
-             " does not require grad and has no history (did you call requires_grad_() on an input?)");
+    TG_CHECK(
+        o.defined() && o.requires_grad(), ValueError, op, "output ", i,
+        " does not require grad and has no history (did you call requires_grad_() on an input?)");
     if (!grads.empty() && grads[i].defined()) {
-      TG_CHECK(grads[i].shape() == o.shape(), ValueError, op, "gradient ", i, " has shape ", grads[i].shape(),
-               " but output ", i, " has shape ", o.shape());
+      TG_CHECK(grads[i].shape() == o.shape(), ValueError, op, "gradient ", i, " has shape ",
+               grads[i].shape(), " but output ", i, " has shape ", o.shape());
       out.push_back(grads[i]);
     } else {
-      TG_CHECK(o.numel() == 1, ValueError, op, "a gradient can be implicitly created only for outputs with one element; output ",
-               i, " has shape ", o.shape(), " (pass a gradient)");
+      TG_CHECK(o.numel() == 1, ValueError, op,
+               "a gradient can be implicitly created only for outputs with one element; output ", i,
+               " has shape ", o.shape(), " (pass a gradient)");
       out.push_back(ones_like(o));
     }
   }
@@ -157,8 +167,8 @@ std::vector<Tensor> initial_grads(const char* op, const std::vector<Tensor>& out
 
 }  // namespace
 
-void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs, bool retain_graph,
-              bool create_graph) {
+void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
+              bool retain_graph, bool create_graph) {
   std::vector<Tensor> grads = initial_grads("backward", outputs, grad_outputs);
   std::vector<Edge> roots;
   for (const auto& o : outputs) roots.push_back(gradient_edge(o));
@@ -166,7 +176,8 @@ void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& gra
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph, bool create_graph) {
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
+                         bool create_graph) {
   std::vector<Tensor> grads = initial_grads("grad", outputs, grad_outputs);
   std::vector<Target> targets;
   std::vector<std::shared_ptr<Node>> keep;

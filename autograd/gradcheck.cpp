@@ -32,7 +32,9 @@ std::string index_string(const Shape& shape, int64_t linear) {
   return os.str();
 }
 
-std::string describe(const Tensor& t) { return std::string(dtype_name(t.dtype())) + t.shape().str(); }
+std::string describe(const Tensor& t) {
+  return std::string(dtype_name(t.dtype())) + t.shape().str();
+}
 
 // A contiguous copy of t (same dtype and device) that shares nothing with it and has no history.
 Tensor contiguous_copy(const Tensor& t) {
@@ -148,14 +150,14 @@ Jacobian numerical_jacobian(Problem& p, const std::vector<Tensor>& originals) {
 
   auto evaluate = [&]() {
     std::vector<Tensor> outs = p.fn(probe);
-    TG_CHECK(outs.size() == p.outputs.size(), ValueError, "gradcheck", "fn returned ",
-             outs.size(), " outputs, but ", p.outputs.size(), " on the first call");
+    TG_CHECK(outs.size() == p.outputs.size(), ValueError, "gradcheck", "fn returned ", outs.size(),
+             " outputs, but ", p.outputs.size(), " on the first call");
     std::vector<std::vector<double>> values;
     for (size_t j : p.checked) {
       const Tensor& y = outs[j];
-      TG_CHECK(y.defined() && y.shape() == p.outputs[j].shape(), ValueError, "gradcheck",
-               "output ", j, " is ", (y.defined() ? describe(y) : "undefined"),
-               ", but was ", describe(p.outputs[j]), " on the first call");
+      TG_CHECK(y.defined() && y.shape() == p.outputs[j].shape(), ValueError, "gradcheck", "output ",
+               j, " is ", (y.defined() ? describe(y) : "undefined"), ", but was ",
+               describe(p.outputs[j]), " on the first call");
       values.push_back(y.to_vector<double>());
     }
     return values;
@@ -180,7 +182,8 @@ Jacobian numerical_jacobian(Problem& p, const std::vector<Tensor>& originals) {
       for (size_t o = 0; o < p.checked.size(); ++o) {
         Block& b = jac[i][o];
         for (int64_t r = 0; r < b.rows; ++r)
-          b.at(r, c) = (plus[o][static_cast<size_t>(r)] - minus[o][static_cast<size_t>(r)]) / (up - down);
+          b.at(r, c) =
+              (plus[o][static_cast<size_t>(r)] - minus[o][static_cast<size_t>(r)]) / (up - down);
       }
     }
   }
@@ -201,8 +204,9 @@ void compare(const Problem& p, const Jacobian& an, const Jacobian& nu, Gradcheck
         return "d output " + std::to_string(p.checked[o]) + index_string(y.shape(), r) +
                " / d input " + std::to_string(p.wrt[i]) + index_string(x.shape(), c);
       };
-      const std::string pair = detail::str_cat("input ", p.wrt[i], " (", describe(x), ") and output ",
-                                               p.checked[o], " (", describe(y), ")");
+      const std::string pair =
+          detail::str_cat("input ", p.wrt[i], " (", describe(x), ") and output ", p.checked[o],
+                          " (", describe(y), ")");
       if (!a.defined && opt.check_undefined) {
         // No gradient: the input must not move the output either.
         for (int64_t r = 0; r < n.rows; ++r)

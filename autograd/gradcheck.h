@@ -25,8 +25,8 @@ struct GradcheckOptions {
 
 struct GradcheckResult {
   bool ok = true;
-  std::string report;     // what failed (input, output, element, values), or a one-line summary
-  double max_error = 0;   // largest |analytical - numerical| seen
+  std::string report;    // what failed (input, output, element, values), or a one-line summary
+  double max_error = 0;  // largest |analytical - numerical| seen
   explicit operator bool() const { return ok; }
 };
 

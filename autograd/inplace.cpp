@@ -12,18 +12,22 @@ namespace {
 // History for a tensor overwritten by a value that does not depend on anything requiring grad
 // (fill_, copy_ from a constant): its old history gets no gradient.
 struct OverwriteBackward final : autograd::Node {
-  std::vector<Tensor> apply(std::vector<Tensor>&&) override { return std::vector<Tensor>(next_edges.size()); }
+  std::vector<Tensor> apply(std::vector<Tensor>&&) override {
+    return std::vector<Tensor>(next_edges.size());
+  }
   const char* name() const override { return "OverwriteBackward"; }
 };
 }  // namespace
 
-InplacePlan begin_inplace(const char* op, const Tensor& self, std::initializer_list<const Tensor*> others) {
+InplacePlan begin_inplace(const char* op, const Tensor& self,
+                          std::initializer_list<const Tensor*> others) {
   TG_CHECK(self.defined(), ValueError, op, "self is an undefined tensor");
   check_inplace_overlap(op, self);
   InplacePlan plan;
   if (!GradMode::is_enabled()) return plan;
-  TG_CHECK(!(self.is_leaf() && self.requires_grad()), ValueError, op,
-           "a leaf tensor that requires grad cannot be modified in place (use a copy, or NoGradGuard)");
+  TG_CHECK(
+      !(self.is_leaf() && self.requires_grad()), ValueError, op,
+      "a leaf tensor that requires grad cannot be modified in place (use a copy, or NoGradGuard)");
   plan.record = self.requires_grad() || autograd::any_requires_grad(others);
   if (plan.record) {
     bool base_requires_grad = self.is_view() && Tensor(self.impl()->view_base).requires_grad();
@@ -36,11 +40,13 @@ InplacePlan begin_inplace(const char* op, const Tensor& self, std::initializer_l
 
 Tensor clone_for_inplace(const Tensor& self) { return tg::clone(self); }
 
-void finish_inplace(const char* op, const Tensor& self, const Tensor& result, const InplacePlan& plan) {
+void finish_inplace(const char* op, const Tensor& self, const Tensor& result,
+                    const InplacePlan& plan) {
   TG_CHECK(result.shape() == self.shape(), ValueError, op, "the result has shape ", result.shape(),
            " but self has shape ", self.shape(), "; an in-place op cannot change self's shape");
-  TG_CHECK(can_cast(result.dtype(), self.dtype()), TypeError, op, "result type ", dtype_name(result.dtype()),
-           " cannot be written into self of dtype ", dtype_name(self.dtype()));
+  TG_CHECK(can_cast(result.dtype(), self.dtype()), TypeError, op, "result type ",
+           dtype_name(result.dtype()), " cannot be written into self of dtype ",
+           dtype_name(self.dtype()));
   {
     AutoGradMode no_grad(false);
     // A result that shares self's storage (a view of self) is copied first: no read-after-write.

@@ -12,13 +12,15 @@ struct InplacePlan {
   bool record = false;  // autograd records this in-place op
 };
 // Checks before anything runs (leaf that requires grad, views under autograd).
-InplacePlan begin_inplace(const char* op, const Tensor& self, std::initializer_list<const Tensor*> others);
+InplacePlan begin_inplace(const char* op, const Tensor& self,
+                          std::initializer_list<const Tensor*> others);
 // Writes result into self (shape and dtype checked first), bumps the version, moves history.
-void finish_inplace(const char* op, const Tensor& self, const Tensor& result, const InplacePlan& plan);
+void finish_inplace(const char* op, const Tensor& self, const Tensor& result,
+                    const InplacePlan& plan);
 Tensor clone_for_inplace(const Tensor& self);
 
-template <typename Fn>
-Tensor apply_inplace(const char* op, const Tensor& self, std::initializer_list<const Tensor*> others, Fn&& fn) {
+template <typename Fn> Tensor apply_inplace(const char* op, const Tensor& self,
+                                            std::initializer_list<const Tensor*> others, Fn&& fn) {
   InplacePlan plan = begin_inplace(op, self, others);
   Tensor result = plan.record ? fn(clone_for_inplace(self)) : fn(self);
   finish_inplace(op, self, result, plan);

@@ -30,13 +30,15 @@ SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output
 }
 
 Tensor SavedTensor::unpack(const Node& owner) const {
-  TG_CHECK(!released_, Error, owner.name(),
-           "trying to backward through the graph a second time: its saved tensors were freed by the "
-           "first backward; pass retain_graph=true to the first backward");
+  TG_CHECK(
+      !released_, Error, owner.name(),
+      "trying to backward through the graph a second time: its saved tensors were freed by the "
+      "first backward; pass retain_graph=true to the first backward");
   if (!data_.defined()) return {};
   TG_CHECK(data_.version() == saved_version_, Error, owner.name(),
-           "a tensor saved for backward was modified in place: it was saved at version ", saved_version_,
-           " and is now at version ", data_.version(), " (clone it before the in-place op)");
+           "a tensor saved for backward was modified in place: it was saved at version ",
+           saved_version_, " and is now at version ", data_.version(),
+           " (clone it before the in-place op)");
   if (!is_output_ || !requires_grad_ || !GradMode::is_enabled()) return data_;
   // Under create_graph, the output comes back with this node as its history.
   Tensor out = data_.detach();
@@ -83,9 +85,12 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
     return {};
   }
   if (!meta.grad.defined()) {
-    bool unshared = g.impl_ptr().use_count() == 1 && g.impl()->storage.use_count() == 1 && g.is_contiguous();
-    if (unshared && !g.impl()->autograd) meta.grad = std::move(g);  // steal: nobody else sees it
-    else meta.grad = unshared ? g.detach() : tg::clone(g);
+    bool unshared =
+        g.impl_ptr().use_count() == 1 && g.impl()->storage.use_count() == 1 && g.is_contiguous();
+    if (unshared && !g.impl()->autograd)
+      meta.grad = std::move(g);  // steal: nobody else sees it
+    else
+      meta.grad = unshared ? g.detach() : tg::clone(g);
   } else if (meta.grad.requires_grad()) {
     meta.grad = meta.grad + g;  // a previous create_graph gradient: do not write into its history
   } else {
@@ -100,7 +105,8 @@ Edge gradient_edge(const Tensor& t) {
   if (!t.defined() || !t.requires_grad()) return {};
   if (t.grad_fn()) return {t.grad_fn(), t.output_nr()};
   AutogradMeta& meta = autograd_meta(*t.impl());
-  if (!meta.grad_accumulator) meta.grad_accumulator = std::make_shared<AccumulateGrad>(t.impl_ptr());
+  if (!meta.grad_accumulator)
+    meta.grad_accumulator = std::make_shared<AccumulateGrad>(t.impl_ptr());
   return {meta.grad_accumulator, 0};
 }
 

@@ -73,10 +73,10 @@ struct Node : std::enable_shared_from_this<Node> {
   }
   size_t num_outputs() const { return output_meta.size(); }
 
-  SmallVector<Edge, 3> next_edges;       // one per differentiable input
-  SmallVector<InputMeta, 3> input_meta;  // same length
-  SmallVector<InputMeta, 1> output_meta; // for materialising missing output grads as zeros
-  std::vector<std::pair<uint32_t, GradHook>> pre_hooks;  // (output_nr, hook)
+  SmallVector<Edge, 3> next_edges;        // one per differentiable input
+  SmallVector<InputMeta, 3> input_meta;   // same length
+  SmallVector<InputMeta, 1> output_meta;  // for materialising missing output grads as zeros
+  std::vector<std::pair<uint32_t, GradHook>> pre_hooks;                  // (output_nr, hook)
   std::vector<std::pair<uint32_t, std::weak_ptr<TensorImpl>>> retained;  // retain_grad()
   // Engine scratch during one backward pass: gradients received so far, and whether queued.
   std::vector<Tensor> pending_grads;

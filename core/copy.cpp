@@ -16,8 +16,8 @@ FillKernel g_fill[2] = {nullptr, nullptr};
 // Visits elements begin..end of `shape` in row-major order as runs along the innermost dim:
 // fn(offset_a, offset_b, length), where a run steps by a.back() and b.back(). Kernels then write
 // tight inner loops (vectorised when the inner strides are 1 or 0).
-template <typename Fn>
-void for_each_run(const Shape& shape, const Shape& a, const Shape& b, int64_t begin, int64_t end, Fn&& fn) {
+template <typename Fn> void for_each_run(const Shape& shape, const Shape& a, const Shape& b,
+                                         int64_t begin, int64_t end, Fn&& fn) {
   const size_t nd = shape.size();
   if (nd == 0) {
     if (begin < end) fn(int64_t{0}, int64_t{0}, int64_t{1});
@@ -65,7 +65,8 @@ template <typename To, typename From> inline To convert(From v) {
 void cpu_copy(const TensorBase& dst, const TensorBase& src) {
   Shape src_strides = broadcast_strides("copy", src, dst.shape());
   const int64_t n = dst.numel();
-  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() && src.shape() == dst.shape()) {
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() &&
+      src.shape() == dst.shape()) {
     std::memcpy(dst.data_ptr(), src.data_ptr(), static_cast<size_t>(n) * itemsize(dst.dtype()));
     return;
   }
@@ -78,17 +79,18 @@ void cpu_copy(const TensorBase& dst, const TensorBase& src) {
       const int64_t ds = dst.dim() ? dst.strides().back() : 0;
       const int64_t ss = dst.dim() ? src_strides.back() : 0;
       parallel_for(0, n, kElementwiseGrain, [&](int64_t b, int64_t e) {
-        for_each_run(dst.shape(), dst.strides(), src_strides, b, e, [&](int64_t od, int64_t os, int64_t len) {
-          D* out = d + od;
-          const S* in = s + os;
-          if (ds == 1 && ss == 1) {
-            for (int64_t i = 0; i < len; ++i) out[i] = convert<D>(in[i]);
-          } else if (ds == 1 && ss == 0) {  // a broadcast value along the row
-            std::fill(out, out + len, convert<D>(*in));
-          } else {
-            for (int64_t i = 0; i < len; ++i) out[i * ds] = convert<D>(in[i * ss]);
-          }
-        });
+        for_each_run(dst.shape(), dst.strides(), src_strides, b, e,
+                     [&](int64_t od, int64_t os, int64_t len) {
+                       D* out = d + od;
+                       const S* in = s + os;
+                       if (ds == 1 && ss == 1) {
+                         for (int64_t i = 0; i < len; ++i) out[i] = convert<D>(in[i]);
+                       } else if (ds == 1 && ss == 0) {  // a broadcast value along the row
+                         std::fill(out, out + len, convert<D>(*in));
+                       } else {
+                         for (int64_t i = 0; i < len; ++i) out[i * ds] = convert<D>(in[i * ss]);
+                       }
+                     });
       });
     });
   });
@@ -104,9 +106,10 @@ void cpu_fill(const TensorBase& dst, const Scalar& value) {
       return;
     }
     const int64_t ds = dst.strides().back();
-    for_each_run(dst.shape(), dst.strides(), dst.strides(), 0, dst.numel(), [&](int64_t o, int64_t, int64_t len) {
-      for (int64_t i = 0; i < len; ++i) d[o + i * ds] = v;
-    });
+    for_each_run(dst.shape(), dst.strides(), dst.strides(), 0, dst.numel(),
+                 [&](int64_t o, int64_t, int64_t len) {
+                   for (int64_t i = 0; i < len; ++i) d[o + i * ds] = v;
+                 });
   });
 }
 
@@ -114,7 +117,8 @@ void cpu_fill(const TensorBase& dst, const Scalar& value) {
 
 Shape broadcast_strides(const char* op, const TensorBase& src, const Shape& shape) {
   const Shape& s = src.shape();
-  TG_CHECK(s.size() <= shape.size(), ValueError, op, "source of shape ", s, " cannot broadcast to ", shape);
+  TG_CHECK(s.size() <= shape.size(), ValueError, op, "source of shape ", s, " cannot broadcast to ",
+           shape);
   Shape strides(shape.size(), 0);
   size_t lead = shape.size() - s.size();
   for (size_t i = 0; i < s.size(); ++i) {
@@ -145,8 +149,10 @@ void copy_data(const TensorBase& dst, const TensorBase& src) {
     s = empty_strided(dst.shape(), contiguous_strides(dst.shape()), dst.dtype(), sd);
     cpu_copy(s, src);
   }
-  if (dst.is_contiguous() && s.is_contiguous() && s.dtype() == dst.dtype() && s.shape() == dst.shape()) {
-    memcpy_between(dst.data_ptr(), dd, s.data_ptr(), s.device(), static_cast<size_t>(dst.numel()) * itemsize(dst.dtype()));
+  if (dst.is_contiguous() && s.is_contiguous() && s.dtype() == dst.dtype() &&
+      s.shape() == dst.shape()) {
+    memcpy_between(dst.data_ptr(), dd, s.data_ptr(), s.device(),
+                   static_cast<size_t>(dst.numel()) * itemsize(dst.dtype()));
     return;
   }
   // General case: stage through a contiguous tensor on dst's device.
@@ -156,7 +162,8 @@ void copy_data(const TensorBase& dst, const TensorBase& src) {
     sc = empty_strided(s.shape(), contiguous_strides(s.shape()), s.dtype(), s.device());
     copy_data(sc, s);
   }
-  memcpy_between(staged.data_ptr(), dd, sc.data_ptr(), sc.device(), static_cast<size_t>(sc.numel()) * itemsize(sc.dtype()));
+  memcpy_between(staged.data_ptr(), dd, sc.data_ptr(), sc.device(),
+                 static_cast<size_t>(sc.numel()) * itemsize(sc.dtype()));
   copy_data(dst, staged);
 }
 

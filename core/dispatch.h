@@ -57,7 +57,8 @@ class DispatchKeySet {
 
 // The key a call runs: Autograd only while grad mode is on.
 inline DispatchKey select_key(DispatchKeySet ks) {
-  if (ks.has(DispatchKey::Autograd) && !GradMode::is_enabled()) ks = ks.remove(DispatchKey::Autograd);
+  if (ks.has(DispatchKey::Autograd) && !GradMode::is_enabled())
+    ks = ks.remove(DispatchKey::Autograd);
   return ks.highest();
 }
 
@@ -67,7 +68,8 @@ template <typename Fn> struct OpTable {
   Fn kernels[kNumDispatchKeys] = {};
   Fn lookup(DispatchKey k) const {
     Fn fn = kernels[static_cast<int>(k)];
-    if (!fn) [[unlikely]] fail<Error>(name, "no kernel for ", key_name(k));
+    if (!fn) [[unlikely]]
+      fail<Error>(name, "no kernel for ", key_name(k));
     return fn;
   }
   void set(DispatchKey k, Fn fn) { kernels[static_cast<int>(k)] = fn; }

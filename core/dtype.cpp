@@ -7,8 +7,7 @@ namespace tg {
 const char* dtype_name(DType t) {
   switch (t) {
 #define TG_DTYPE_NAME(e, type, s) \
-  case DType::e:                  \
-    return s;
+  case DType::e: return s;
     TG_FORALL_DTYPES(TG_DTYPE_NAME)
 #undef TG_DTYPE_NAME
   }
@@ -20,8 +19,7 @@ std::string to_string(DType t) { return dtype_name(t); }
 size_t itemsize(DType t) {
   switch (t) {
 #define TG_DTYPE_SIZE(e, type, s) \
-  case DType::e:                  \
-    return sizeof(type);
+  case DType::e: return sizeof(type);
     TG_FORALL_DTYPES(TG_DTYPE_SIZE)
 #undef TG_DTYPE_SIZE
   }

@@ -6,13 +6,13 @@
 namespace tg {
 
 // X-macro: (enum name, C++ type, printable name). float16/bfloat16 are reserved (no kernels yet).
-#define TG_FORALL_DTYPES(_)      \
-  _(Bool, bool, "bool")          \
-  _(Int32, int32_t, "int32")     \
-  _(Int64, int64_t, "int64")     \
-  _(Float16, uint16_t, "float16") \
+#define TG_FORALL_DTYPES(_)         \
+  _(Bool, bool, "bool")             \
+  _(Int32, int32_t, "int32")        \
+  _(Int64, int64_t, "int64")        \
+  _(Float16, uint16_t, "float16")   \
   _(BFloat16, uint16_t, "bfloat16") \
-  _(Float32, float, "float32")   \
+  _(Float32, float, "float32")      \
   _(Float64, double, "float64")
 
 enum class DType : uint8_t {

@@ -42,14 +42,15 @@ template <typename ErrorType = Error, typename... Parts>
 }  // namespace tg
 
 // TG_CHECK(cond, ErrorType, "op", parts...): throws ErrorType("[op] parts...") unless cond.
-#define TG_CHECK(cond, ErrorType, op, ...)                                  \
-  do {                                                                      \
-    if (!(cond)) [[unlikely]] ::tg::fail<ErrorType>(op, __VA_ARGS__);       \
+#define TG_CHECK(cond, ErrorType, op, ...)    \
+  do {                                        \
+    if (!(cond)) [[unlikely]]                 \
+      ::tg::fail<ErrorType>(op, __VA_ARGS__); \
   } while (0)
 
 // Internal invariant (a bug in tapegrad, not a user error).
-#define TG_ASSERT(cond, ...)                                                             \
-  do {                                                                                   \
-    if (!(cond)) [[unlikely]]                                                            \
+#define TG_ASSERT(cond, ...)                                                                      \
+  do {                                                                                            \
+    if (!(cond)) [[unlikely]]                                                                     \
       ::tg::fail<::tg::Error>("internal", __FILE__, ":", __LINE__, ": ", #cond, " " __VA_ARGS__); \
   } while (0)

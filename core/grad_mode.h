@@ -36,7 +36,7 @@ class EnableGradGuard : public AutoGradMode {
 namespace detail {
 // initial-exec: a plain TLS load, no __tls_get_addr call, on every op.
 inline thread_local bool grad_enabled __attribute__((tls_model("initial-exec"))) = true;
-}
+}  // namespace detail
 inline bool GradMode::is_enabled() { return detail::grad_enabled; }
 inline void GradMode::set_enabled(bool enabled) { detail::grad_enabled = enabled; }
 

@@ -5,7 +5,9 @@
 
 namespace tg {
 
-std::string Device::str() const { return type == DeviceType::CPU ? "cpu" : "cuda:" + std::to_string(index); }
+std::string Device::str() const {
+  return type == DeviceType::CPU ? "cpu" : "cuda:" + std::to_string(index);
+}
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
 
 std::ostream& operator<<(std::ostream& os, const Scalar& s) {
@@ -16,9 +18,8 @@ std::ostream& operator<<(std::ostream& os, const Scalar& s) {
 
 const char* key_name(DispatchKey k) {
   switch (k) {
-#define TG_KEY_NAME(key)   \
-  case DispatchKey::key: \
-    return #key;
+#define TG_KEY_NAME(key) \
+  case DispatchKey::key: return #key;
     TG_FORALL_DISPATCH_KEYS(TG_KEY_NAME)
 #undef TG_KEY_NAME
     case DispatchKey::NumKeys: break;

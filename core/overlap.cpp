@@ -18,8 +18,9 @@ void check_inplace_overlap(const char* op, const TensorBase& self) {
   if (std::strcmp(op, "fill_") == 0 || std::strcmp(op, "zero_") == 0) return;
   TG_CHECK(!has_internal_overlap(self), ValueError, op,
            "unsupported operation: more than one element of the written-to tensor refers to a "
-           "single memory location (self has shape ", self.shape(), " and strides ",
-           self.strides(), "). Please clone() the tensor before performing the operation.");
+           "single memory location (self has shape ",
+           self.shape(), " and strides ", self.strides(),
+           "). Please clone() the tensor before performing the operation.");
 }
 
 }  // namespace tg::detail

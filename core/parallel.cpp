@@ -95,7 +95,9 @@ class ThreadPool {
       int c = -1;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || (generation_ != seen && task_ && next_chunk_ < chunks_); });
+        wake_.wait(lock, [&] {
+          return stopping_ || (generation_ != seen && task_ && next_chunk_ < chunks_);
+        });
         if (stopping_) return;
         seen = generation_;
         task = task_;

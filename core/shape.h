@@ -78,7 +78,8 @@ class Shape {
       if (d == 0) return 0;
       overflow |= __builtin_mul_overflow(n, d, &n);
     }
-    if (overflow) [[unlikely]] numel_overflow();
+    if (overflow) [[unlikely]]
+      numel_overflow();
     return n;
   }
   std::vector<int64_t> vec() const { return {begin(), end()}; }

@@ -22,7 +22,8 @@ struct SmallBlockCache {
   void* head[kClasses] = {};
   int count[kClasses] = {};
 };
-__attribute__((tls_model("initial-exec"))) thread_local SmallBlockCache small_cache;  // trivially destructible: safe during thread exit
+__attribute__((tls_model("initial-exec"))) thread_local SmallBlockCache
+    small_cache;  // trivially destructible: safe during thread exit
 
 // CPU allocator: 64-byte aligned. Blocks of 1 MiB and more are kept on free lists keyed by size
 // (up to 2 GiB cached), so repeated large temporaries reuse warm pages instead of page-faulting.
@@ -42,7 +43,8 @@ class CpuAllocator final : public Allocator {
   void* allocate(size_t nbytes) override {
     // Byte counts are checked where tensors are made; a larger one here (from a direct caller)
     // must not wrap in round_up into a small size class.
-    if (nbytes > kMaxBytes) fail<Error>("empty", "out of memory allocating ", nbytes, " bytes on cpu");
+    if (nbytes > kMaxBytes)
+      fail<Error>("empty", "out of memory allocating ", nbytes, " bytes on cpu");
     if (exact_) return allocate_exact(nbytes);
     size_t n = round_up(nbytes);
     if (n <= SmallBlockCache::kMaxBytes) {
@@ -147,8 +149,10 @@ bool exact_from_environment() {
 #endif
   if (const char* v = std::getenv("TG_ALLOCATOR")) {
     const std::string mode(v);
-    if (mode == "exact") exact = true;
-    else if (mode == "caching") exact = false;
+    if (mode == "exact")
+      exact = true;
+    else if (mode == "caching")
+      exact = false;
     else if (!mode.empty())
       fail<ValueError>("allocator", "TG_ALLOCATOR is '", mode, "', expected 'exact' or 'caching'");
   }
@@ -178,7 +182,9 @@ Allocator* get_allocator(DeviceType type, const char* op) {
   return a;
 }
 
-void set_allocator(DeviceType type, Allocator* allocator) { g_allocators[static_cast<int>(type)] = allocator; }
+void set_allocator(DeviceType type, Allocator* allocator) {
+  g_allocators[static_cast<int>(type)] = allocator;
+}
 
 StorageImpl::StorageImpl(size_t n, Device d, Allocator* a) : nbytes(n), device(d), allocator(a) {
   data = allocator->allocate(n);
@@ -191,8 +197,10 @@ Storage make_storage(size_t nbytes, Device device, const char* op) {
 
 void set_memcpy(DeviceType type, MemcpyFn fn) { g_memcpy[static_cast<int>(type)] = fn; }
 
-void memcpy_between(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) {
-  if (dst_device.is_cpu() && src_device.is_cpu()) return cpu_memcpy(dst, dst_device, src, src_device, nbytes);
+void memcpy_between(void* dst, Device dst_device, const void* src, Device src_device,
+                    size_t nbytes) {
+  if (dst_device.is_cpu() && src_device.is_cpu())
+    return cpu_memcpy(dst, dst_device, src, src_device, nbytes);
   DeviceType other = dst_device.is_cpu() ? src_device.type : dst_device.type;
   MemcpyFn fn = g_memcpy[static_cast<int>(other)];
   TG_CHECK(fn != nullptr, Error, "copy", "no copy routine for ", Device(other).str(),

@@ -40,7 +40,8 @@ Storage make_storage(size_t nbytes, Device device, const char* op = "empty");
 using MemcpyFn = void (*)(void* dst, Device dst_device, const void* src, Device src_device,
                           size_t nbytes);
 void set_memcpy(DeviceType type, MemcpyFn fn);
-void memcpy_between(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes);
+void memcpy_between(void* dst, Device dst_device, const void* src, Device src_device,
+                    size_t nbytes);
 
 // Statistics of the CPU caching allocator (bytes).
 struct CpuAllocatorStats {

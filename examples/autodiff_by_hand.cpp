@@ -13,19 +13,19 @@ int main() {
   const tg::Tensor b = tg::tensor({-1.5}).requires_grad_().set_name("b");
 
   // Forward: every op is recorded on the tape with a sequence number.
-  const tg::Tensor u = a * b;      // u = a b
-  const tg::Tensor v = u + b;      // v = u + b
+  const tg::Tensor u = a * b;  // u = a b
+  const tg::Tensor v = u + b;  // v = u + b
   const tg::Tensor f = tg::tanh(v).set_name("f");
   std::cout << "The tape (oldest first; backward runs it bottom-up):\n";
   tg::autograd::print_tape(f, std::cout);
 
   // Backward by hand: start from df/df = 1 and apply each entry's formula in reverse order.
   const double av = 0.5, bv = -1.5, uv = av * bv, vv = uv + bv, fv = std::tanh(vv);
-  const double df_dv = 1 - fv * fv;     // TanhBackward: grad * (1 - result^2)
-  const double df_du = df_dv;           // AddBackward:  self gets grad
-  double df_db = df_dv;                 //               other gets grad (b's first path)
-  const double df_da = df_du * bv;      // MulBackward:  self gets grad * other
-  df_db += df_du * av;                  //               other gets grad * self (b's second path)
+  const double df_dv = 1 - fv * fv;  // TanhBackward: grad * (1 - result^2)
+  const double df_du = df_dv;        // AddBackward:  self gets grad
+  double df_db = df_dv;              //               other gets grad (b's first path)
+  const double df_da = df_du * bv;   // MulBackward:  self gets grad * other
+  df_db += df_du * av;               //               other gets grad * self (b's second path)
   std::printf("\nby hand:    f = %.6f  df/da = %.6f  df/db = %.6f\n", fv, df_da, df_db);
 
   // The engine does the same walk.

@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   tg::manual_seed(0);
 
   // Data: 1797 rows of 64 pixel values (0..16) and a label; 80/20 split, standardised features.
-  const tg::Tensor table = tg::data::read_csv(std::string(TG_DATA_DIR) + "/digits.csv", {.header = false});
+  const tg::Tensor table =
+      tg::data::read_csv(std::string(TG_DATA_DIR) + "/digits.csv", {.header = false});
   const tg::Tensor pixels = table.narrow(1, 0, 64);
   const tg::Tensor labels = table.select(1, 64).to(tg::kInt64);
   const auto split = tg::data::train_test_split(table.size(0), 0.2, /*seed=*/0);
@@ -104,7 +105,8 @@ int main(int argc, char** argv) {
       progress.batch(epoch, ++batch_index, loss_sum / seen, correct / seen, seen / elapsed);
     }
     schedule.step();
-    train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    train_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     model->eval();
     tg::NoGradGuard no_grad;
@@ -128,14 +130,16 @@ int main(int argc, char** argv) {
   // The tape behind one batch's loss, for the docs' picture.
   {
     model->eval();
-    const tg::Tensor loss = tg::cross_entropy((*model)(x_test.narrow(0, 0, 8)), y_test.narrow(0, 0, 8));
+    const tg::Tensor loss =
+        tg::cross_entropy((*model)(x_test.narrow(0, 0, 8)), y_test.narrow(0, 0, 8));
     loss.set_name("loss");
     tg::autograd::write_dot(loss, cfg.out + "/digits_loss.dot");
   }
 
   // Save, reload into a fresh model, and compare predictions.
   const std::string model_path = cfg.out + "/digits_mlp.safetensors";
-  tg::save(model->state_dict(), model_path, {{"model", "MLP 64-128-10 (ReLU)"}, {"data", "UCI digits"}});
+  tg::save(model->state_dict(), model_path,
+           {{"model", "MLP 64-128-10 (ReLU)"}, {"data", "UCI digits"}});
   auto reloaded = tg::nn::MLP({64, 128, 10});
   reloaded->load_state_dict(tg::load(model_path));
   reloaded->eval();
@@ -145,8 +149,9 @@ int main(int argc, char** argv) {
   const bool same_predictions =
       tg::argmax(before, 1).to_vector<int64_t>() == tg::argmax(after, 1).to_vector<int64_t>();
   std::cout << "model: " << model_path << " (" << model->num_parameters() << " parameters)\n"
-            << "reloaded model: " << (same_logits && same_predictions ? "same predictions and logits"
-                                                                      : "DIFFERENT predictions")
+            << "reloaded model: "
+            << (same_logits && same_predictions ? "same predictions and logits"
+                                                : "DIFFERENT predictions")
             << "\n";
 
   if (final_accuracy < 0.96) std::cerr << "FAILED: test accuracy below 96 %\n";

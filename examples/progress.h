@@ -34,8 +34,8 @@ class Progress {
     if (tty_) {
       std::printf("  test %5.1f%%\n", 100 * test_acc);
     } else {
-      std::printf("epoch %*d/%d  loss %.4f  train acc %5.1f%%  test acc %5.1f%%\n",
-                  digits(epochs_), epoch, epochs_, loss, 100 * train_acc, 100 * test_acc);
+      std::printf("epoch %*d/%d  loss %.4f  train acc %5.1f%%  test acc %5.1f%%\n", digits(epochs_),
+                  epoch, epochs_, loss, 100 * train_acc, 100 * test_acc);
     }
     std::fflush(stdout);
   }

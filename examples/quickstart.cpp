@@ -50,8 +50,9 @@ int main() {
   std::cout << "w = " << w.detach() << "\nb = " << b.detach() << "\n";
 
   // The gradient autograd computes agrees with central differences.
-  auto check = tg::autograd::gradcheck(
-      [&](const std::vector<tg::Tensor>& p) { return loss_fn(p[0], p[1]); }, {w, b});
+  auto check =
+      tg::autograd::gradcheck([&](const std::vector<tg::Tensor>& p) { return loss_fn(p[0], p[1]); },
+                              {w, b});
   std::cout << "gradcheck: " << (check.ok ? "ok" : check.report) << "\n";
   // The least-squares optimum is mse 0.0359; anything far above it means training went wrong.
   return check.ok && final_mse < 0.04 ? 0 : 1;

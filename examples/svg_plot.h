@@ -46,7 +46,8 @@ inline void write_curves_svg(const std::string& path, const std::vector<double>&
                              const std::vector<double>& train_acc,
                              const std::vector<double>& test_acc) {
   std::ostringstream svg;
-  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='860' height='310' font-family='sans-serif' "
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='860' height='310' "
+         "font-family='sans-serif' "
          "font-size='12'>\n<rect width='100%' height='100%' fill='white'/>\n";
   const double max_loss = *std::max_element(train_loss.begin(), train_loss.end());
   detail::panel(svg, 0, "training loss (cross entropy)", {{"train loss", &train_loss}}, {"#d62728"},

@@ -79,7 +79,8 @@ void parse_field(std::string_view field, DType dtype, const CsvPlace& place,
       fail<ValueError>("read_csv", place, ": '", clip(field), clipped(field), "' is ",
                        out_of_range ? "out of range for float64" : "not a number");
     if (dtype == kFloat32 && std::isfinite(v) && std::abs(v) > std::numeric_limits<float>::max())
-      fail<ValueError>("read_csv", place, ": '", clip(field), clipped(field), "' is out of range for float32");
+      fail<ValueError>("read_csv", place, ": '", clip(field), clipped(field),
+                       "' is out of range for float32");
     floats.push_back(v);
     return;
   }
@@ -89,9 +90,11 @@ void parse_field(std::string_view field, DType dtype, const CsvPlace& place,
                      out_of_range ? "out of range for int64" : "not an integer", " (dtype ",
                      dtype_name(dtype), ")");
   if (dtype == kInt32 && (v < INT32_MIN || v > INT32_MAX))
-    fail<ValueError>("read_csv", place, ": '", clip(field), clipped(field), "' is out of range for int32");
+    fail<ValueError>("read_csv", place, ": '", clip(field), clipped(field),
+                     "' is out of range for int32");
   if (dtype == kBool && v != 0 && v != 1)
-    fail<ValueError>("read_csv", place, ": '", clip(field), clipped(field), "' is not 0 or 1 (dtype bool)");
+    fail<ValueError>("read_csv", place, ": '", clip(field), clipped(field),
+                     "' is not 0 or 1 (dtype bool)");
   ints.push_back(v);
 }
 
@@ -183,9 +186,9 @@ TensorDataset::TensorDataset(std::vector<Tensor> tensors) : tensors_(std::move(t
     TG_CHECK(t.defined(), ValueError, "TensorDataset", "tensor ", i, " is undefined");
     TG_CHECK(t.dim() >= 1, ValueError, "TensorDataset", "tensor ", i,
              " is 0-d; every tensor needs a first (row) dimension");
-    TG_CHECK(t.size(0) == tensors_[0].size(0), ValueError, "TensorDataset", "tensor ", i,
-             " has ", t.size(0), " rows (shape ", t.shape(), "), tensor 0 has ",
-             tensors_[0].size(0), " (shape ", tensors_[0].shape(), ")");
+    TG_CHECK(t.size(0) == tensors_[0].size(0), ValueError, "TensorDataset", "tensor ", i, " has ",
+             t.size(0), " rows (shape ", t.shape(), "), tensor 0 has ", tensors_[0].size(0),
+             " (shape ", tensors_[0].shape(), ")");
   }
   size_ = tensors_[0].size(0);
 }

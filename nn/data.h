@@ -24,9 +24,9 @@
 namespace tg::data {
 
 struct CsvOptions {
-  bool header = true;     // the first line is a header and is skipped
+  bool header = true;  // the first line is a header and is skipped
   char delimiter = ',';
-  DType dtype = kFloat32; // bool, int32, int64, float32 or float64
+  DType dtype = kFloat32;  // bool, int32, int64, float32 or float64
 };
 
 // Reads a table of numbers into a [rows, columns] tensor. Blank lines are skipped; fields may have
@@ -56,9 +56,9 @@ class TensorDataset {
 Tensor permutation(int64_t n, uint64_t seed, uint64_t stream = 0);
 
 struct DataLoaderOptions {
-  bool shuffle = false;   // a new order every epoch: epoch k uses permutation(n, seed, k)
+  bool shuffle = false;  // a new order every epoch: epoch k uses permutation(n, seed, k)
   uint64_t seed = 0;
-  bool drop_last = false; // drop the last batch when it is smaller than batch_size
+  bool drop_last = false;  // drop the last batch when it is smaller than batch_size
 };
 
 // Batches of a dataset. Each range-for loop over the loader (each begin()) is one epoch:
@@ -99,7 +99,7 @@ class DataLoader {
   const TensorDataset& dataset() const { return dataset_; }
   int64_t epoch() const { return epoch_; }  // the epoch the next begin() starts
   void set_epoch(int64_t epoch);
-  Tensor order(int64_t epoch) const;         // the row order of an epoch (int64, 1-D)
+  Tensor order(int64_t epoch) const;  // the row order of an epoch (int64, 1-D)
 
  private:
   TensorDataset dataset_;

@@ -133,8 +133,7 @@ Tensor LayerNorm::forward(const Tensor& x) {
 
 std::string LayerNorm::extra_repr() const {
   std::string s = "[";
-  for (size_t i = 0; i < normalized_shape.size(); ++i)
-    s += cat(i ? ", " : "", normalized_shape[i]);
+  for (size_t i = 0; i < normalized_shape.size(); ++i) s += cat(i ? ", " : "", normalized_shape[i]);
   return s + cat("], eps=", eps, ", elementwise_affine=", weight.defined() ? "true" : "false");
 }
 

@@ -108,7 +108,8 @@ class LayerNorm : public Module {
 };
 
 // A multilayer perceptron: Linear layers of the given sizes with an activation (and optional
-// dropout) between them, none after the last. MLP({64, 128, 10}) = Linear(64,128), ReLU, Linear(128,10).
+// dropout) between them, none after the last. MLP({64, 128, 10}) = Linear(64,128), ReLU,
+// Linear(128,10).
 struct MLPOptions {
   std::string activation = "relu";  // relu | tanh | sigmoid | gelu
   double dropout = 0.0;

@@ -123,8 +123,8 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
       TG_CHECK(!strict, ValueError, "load_state_dict", "missing key '", name, "'");
       continue;
     }
-    TG_CHECK(it->second.defined() && it->second.shape() == t.shape(), ValueError,
-             "load_state_dict", "'", name, "' has shape ",
+    TG_CHECK(it->second.defined() && it->second.shape() == t.shape(), ValueError, "load_state_dict",
+             "'", name, "' has shape ",
              it->second.defined() ? shape_string(it->second.shape()) : "undefined",
              ", the module expects ", shape_string(t.shape()));
   }

@@ -17,9 +17,8 @@ namespace {
 constexpr int64_t kGrain = 1 << 15;
 
 // Runs body(p, g, buffers...) over typed contiguous data of one parameter, in parallel chunks.
-template <typename Body>
-void for_each_element(const Tensor& param, const Tensor& grad, const std::vector<Tensor>& buffers,
-                      Body body) {
+template <typename Body> void for_each_element(const Tensor& param, const Tensor& grad,
+                                               const std::vector<Tensor>& buffers, Body body) {
   const int64_t n = param.numel();
   auto run = [&](auto zero) {
     using T = decltype(zero);
@@ -56,8 +55,8 @@ Optimizer::Optimizer(std::vector<Tensor> params, double lr, std::string name)
     const Tensor& p = params_[i];
     TG_CHECK(p.defined() && p.is_leaf() && p.requires_grad(), ValueError, name_.c_str(),
              "parameter ", i, " must be a leaf tensor that requires grad");
-    TG_CHECK(p.dtype() == kFloat32 || p.dtype() == kFloat64, TypeError, name_.c_str(),
-             "parameter ", i, " must be float32 or float64, got ", dtype_name(p.dtype()));
+    TG_CHECK(p.dtype() == kFloat32 || p.dtype() == kFloat64, TypeError, name_.c_str(), "parameter ",
+             i, " must be float32 or float64, got ", dtype_name(p.dtype()));
     TG_CHECK(p.device().is_cpu() && p.is_contiguous(), ValueError, name_.c_str(), "parameter ", i,
              " must be a contiguous CPU tensor");
   }

@@ -61,7 +61,8 @@ struct SGDOptions {
 };
 
 // p -= lr * d, where g = grad + weight_decay * p, and with momentum
-// b = momentum * b + (1 - dampening) * g (b = g on the first step), d = nesterov ? g + momentum * b : b.
+// b = momentum * b + (1 - dampening) * g (b = g on the first step), d = nesterov ? g + momentum * b
+// : b.
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, const SGDOptions& options = {});

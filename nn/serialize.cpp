@@ -43,9 +43,11 @@ struct FileDType {
   DType dtype;
   int rank;
 };
-constexpr FileDType kFileDTypes[] = {
-    {"BOOL", kBool, 0}, {"I32", kInt32, 1}, {"F32", kFloat32, 2},
-    {"F64", kFloat64, 3}, {"I64", kInt64, 4}};
+constexpr FileDType kFileDTypes[] = {{"BOOL", kBool, 0},
+                                     {"I32", kInt32, 1},
+                                     {"F32", kFloat32, 2},
+                                     {"F64", kFloat64, 3},
+                                     {"I64", kInt64, 4}};
 // Dtypes of the format that have no tapegrad counterpart.
 constexpr const char* kUnsupportedDTypes[] = {"F4",      "F6_E2M3", "F6_E3M2", "U8",  "I8",
                                               "F8_E5M2", "F8_E4M3", "F8_E8M0", "I16", "U16",
@@ -83,7 +85,8 @@ void show_into(const json& v, std::string& out, int depth) {
     bool first = true;
     for (auto it = v.begin(); it != v.end() && out.size() < kEnough; ++it, first = false) {
       if (!first) out += ',';
-      if (v.is_object()) out += json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace) + ":";
+      if (v.is_object())
+        out += json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace) + ":";
       show_into(*it, out, depth + 1);
     }
     out += v.is_array() ? ']' : '}';
@@ -114,10 +117,10 @@ struct Entry {
 };
 
 struct Header {
-  uint64_t size = 0;            // N: the JSON's length in bytes
-  std::vector<Entry> entries;   // sorted by data offset
+  uint64_t size = 0;           // N: the JSON's length in bytes
+  std::vector<Entry> entries;  // sorted by data offset
   std::map<std::string, std::string> metadata;
-  uint64_t data_bytes = 0;      // where the last tensor ends
+  uint64_t data_bytes = 0;  // where the last tensor ends
 };
 
 // N from the first 8 bytes of a file of file_size bytes (prefix holds at least min(8, file_size)).
@@ -279,7 +282,8 @@ Entry parse_entry(const std::string& full_name, const json& value, const std::st
     empty |= size == 0;
     if (!checked::mul(span, std::max<int64_t>(static_cast<int64_t>(size), 1), span))
       bad_file(source, "tensor '", name, "': shape ", show_shape(e.shape),
-               d + 1 < shape.size() ? "..." : "", " is too large (its size in bytes overflows int64)");
+               d + 1 < shape.size() ? "..." : "",
+               " is too large (its size in bytes overflows int64)");
   }
   const uint64_t nbytes = empty ? 0 : static_cast<uint64_t>(span);
 
@@ -294,8 +298,8 @@ Entry parse_entry(const std::string& full_name, const json& value, const std::st
              "] begin after end");
   if (e.end - e.begin != nbytes)
     bad_file(source, "tensor '", name, "': shape ", show_shape(e.shape), " of ", fd->name,
-             " needs ", nbytes,
-             " bytes, but data_offsets [", e.begin, ", ", e.end, "] hold ", e.end - e.begin);
+             " needs ", nbytes, " bytes, but data_offsets [", e.begin, ", ", e.end, "] hold ",
+             e.end - e.begin);
   return e;
 }
 

@@ -77,13 +77,16 @@ template <typename T> Tensor from_vector(const std::vector<T>& data) {
 template <typename T> void flatten(List1<T> l, std::vector<T>& out, Shape& shape, size_t depth) {
   if (shape.size() <= depth) shape.push_back(static_cast<int64_t>(l.size()));
   TG_CHECK(shape[depth] == static_cast<int64_t>(l.size()), ValueError, "tensor",
-           "nested lists must be rectangular: expected ", shape[depth], " values at depth ", depth, ", got ", l.size());
+           "nested lists must be rectangular: expected ", shape[depth], " values at depth ", depth,
+           ", got ", l.size());
   out.insert(out.end(), l.begin(), l.end());
 }
-template <typename L, typename T> void flatten(std::initializer_list<L> l, std::vector<T>& out, Shape& shape, size_t depth) {
+template <typename L, typename T>
+void flatten(std::initializer_list<L> l, std::vector<T>& out, Shape& shape, size_t depth) {
   if (shape.size() <= depth) shape.push_back(static_cast<int64_t>(l.size()));
   TG_CHECK(shape[depth] == static_cast<int64_t>(l.size()), ValueError, "tensor",
-           "nested lists must be rectangular: expected ", shape[depth], " lists at depth ", depth, ", got ", l.size());
+           "nested lists must be rectangular: expected ", shape[depth], " lists at depth ", depth,
+           ", got ", l.size());
   for (const auto& inner : l) flatten(inner, out, shape, depth + 1);
 }
 template <typename T, typename L> Tensor from_nested(L l) {
@@ -112,15 +115,21 @@ Tensor full(IntArrayRef shape, const Scalar& value, std::optional<DType> dtype, 
 Tensor empty_like(const Tensor& t) { return empty(t.shape(), t.dtype(), t.device()); }
 Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype(), t.device()); }
 Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype(), t.device()); }
-Tensor full_like(const Tensor& t, const Scalar& value) { return full(t.shape(), value, t.dtype(), t.device()); }
+Tensor full_like(const Tensor& t, const Scalar& value) {
+  return full(t.shape(), value, t.dtype(), t.device());
+}
 
-Tensor arange(const Scalar& end, std::optional<DType> dtype, Device device) { return arange(0, end, 1, dtype, device); }
+Tensor arange(const Scalar& end, std::optional<DType> dtype, Device device) {
+  return arange(0, end, 1, dtype, device);
+}
 
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype, Device device) {
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
+              std::optional<DType> dtype, Device device) {
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
   TG_CHECK(st != 0, ValueError, "arange", "step must be nonzero");
-  TG_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), ValueError, "arange", "upper bound and step sign are inconsistent: start ",
-           start, ", end ", end, ", step ", step);
+  TG_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), ValueError, "arange",
+           "upper bound and step sign are inconsistent: start ", start, ", end ", end, ", step ",
+           step);
   bool integral = !start.is_floating() && !end.is_floating() && !step.is_floating();
   DType dt = dtype ? *dtype : (integral ? kInt64 : kFloat32);
   if (integral) {  // exact integers, no rounding through double for large values
@@ -138,9 +147,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::o
   }
   // ceil in double: NaN or inf bounds, or a count past int64, would make the cast undefined.
   const double count = std::ceil((e - s) / st);
-  TG_CHECK(std::isfinite(s) && std::isfinite(e) && count < 0x1p63, ValueError, "arange",
-           "[", start, ", ", end, ") in steps of ", step, " has ", count,
-           " values, more than int64 can count");
+  TG_CHECK(std::isfinite(s) && std::isfinite(e) && count < 0x1p63, ValueError, "arange", "[", start,
+           ", ", end, ") in steps of ", step, " has ", count, " values, more than int64 can count");
   const int64_t n = static_cast<int64_t>(count);
   Tensor t = empty_cpu_then({n}, kFloat64, "arange");
   double* d = t.data<double>();
@@ -154,13 +162,15 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype, Device dev
   double* d = t.data<double>();
   double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0;
   for (int64_t i = 0; i < steps; ++i)  // symmetric like PyTorch: exact at both ends
-    d[i] = i < steps / 2 ? start + step * static_cast<double>(i) : end - step * static_cast<double>(steps - 1 - i);
+    d[i] = i < steps / 2 ? start + step * static_cast<double>(i)
+                         : end - step * static_cast<double>(steps - 1 - i);
   return to_device(t.to(dtype), device);
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m, DType dtype, Device device) {
   int64_t cols = m ? *m : n;
-  TG_CHECK(n >= 0 && cols >= 0, ValueError, "eye", "sizes must be non-negative, got ", n, " and ", cols);
+  TG_CHECK(n >= 0 && cols >= 0, ValueError, "eye", "sizes must be non-negative, got ", n, " and ",
+           cols);
   checked::numel("eye", {n, cols}, itemsize(dtype));
   Tensor t = zeros({n, cols}, kFloat64);
   for (int64_t i = 0; i < std::min(n, cols); ++i) t.data<double>()[i * cols + i] = 1;
@@ -178,12 +188,14 @@ uint64_t random_u64() {
 }
 
 Tensor rand(IntArrayRef shape, DType dtype, Device device) {
-  TG_CHECK(is_floating(dtype), TypeError, "rand", "dtype must be floating, got ", dtype_name(dtype));
+  TG_CHECK(is_floating(dtype), TypeError, "rand", "dtype must be floating, got ",
+           dtype_name(dtype));
   return make_random("rand", shape, dtype, device, [](Generator& g) { return g.uniform(); });
 }
 
 Tensor randn(IntArrayRef shape, DType dtype, Device device) {
-  TG_CHECK(is_floating(dtype), TypeError, "randn", "dtype must be floating, got ", dtype_name(dtype));
+  TG_CHECK(is_floating(dtype), TypeError, "randn", "dtype must be floating, got ",
+           dtype_name(dtype));
   return make_random("randn", shape, dtype, device, [](Generator& g) {  // Box-Muller
     double u1 = 1.0 - g.uniform(), u2 = g.uniform();
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
@@ -191,13 +203,15 @@ Tensor randn(IntArrayRef shape, DType dtype, Device device) {
 }
 
 Tensor randint(int64_t low, int64_t high, IntArrayRef shape, DType dtype, Device device) {
-  TG_CHECK(high > low, ValueError, "randint", "high (", high, ") must be greater than low (", low, ")");
+  TG_CHECK(high > low, ValueError, "randint", "high (", high, ") must be greater than low (", low,
+           ")");
   checked::numel("randint", shape, itemsize(dtype));
   Tensor t = empty_cpu_then(shape, kInt64, "randint");
   uint64_t span = static_cast<uint64_t>(high - low);
   {
     std::lock_guard<std::mutex> lock(generator().mutex);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = low + static_cast<int64_t>(generator().next() % span);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.data<int64_t>()[i] = low + static_cast<int64_t>(generator().next() % span);
   }
   return to_device(t.to(dtype), device);
 }
@@ -207,15 +221,23 @@ Tensor tensor(const std::vector<float>& data) { return from_vector(data); }
 Tensor tensor(const std::vector<int64_t>& data) { return from_vector(data); }
 Tensor tensor(const std::vector<int32_t>& data) { return from_vector(data); }
 Tensor tensor(const std::vector<bool>& data) { return from_vector(data); }
-Tensor tensor(const std::vector<double>& data, IntArrayRef shape) { return from_vector(data, shape); }
-Tensor tensor(const std::vector<float>& data, IntArrayRef shape) { return from_vector(data, shape); }
-Tensor tensor(const std::vector<int64_t>& data, IntArrayRef shape) { return from_vector(data, shape); }
-Tensor tensor(const std::vector<int32_t>& data, IntArrayRef shape) { return from_vector(data, shape); }
+Tensor tensor(const std::vector<double>& data, IntArrayRef shape) {
+  return from_vector(data, shape);
+}
+Tensor tensor(const std::vector<float>& data, IntArrayRef shape) {
+  return from_vector(data, shape);
+}
+Tensor tensor(const std::vector<int64_t>& data, IntArrayRef shape) {
+  return from_vector(data, shape);
+}
+Tensor tensor(const std::vector<int32_t>& data, IntArrayRef shape) {
+  return from_vector(data, shape);
+}
 Tensor tensor(const std::vector<bool>& data, IntArrayRef shape) { return from_vector(data, shape); }
 
-#define TG_DEFINE_NESTED_TENSOR(T)                                   \
-  Tensor tensor(List1<T> data) { return from_nested<T>(data); }      \
-  Tensor tensor(List2<T> data) { return from_nested<T>(data); }      \
+#define TG_DEFINE_NESTED_TENSOR(T)                              \
+  Tensor tensor(List1<T> data) { return from_nested<T>(data); } \
+  Tensor tensor(List2<T> data) { return from_nested<T>(data); } \
   Tensor tensor(List3<T> data) { return from_nested<T>(data); }
 TG_DEFINE_NESTED_TENSOR(double)
 TG_DEFINE_NESTED_TENSOR(float)

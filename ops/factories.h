@@ -24,7 +24,8 @@ Tensor full_like(const Tensor& t, const Scalar& value);
 Tensor arange(const Scalar& end, std::optional<DType> dtype = std::nullopt, Device device = {});
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1,
               std::optional<DType> dtype = std::nullopt, Device device = {});
-Tensor linspace(double start, double end, int64_t steps, DType dtype = kFloat32, Device device = {});
+Tensor linspace(double start, double end, int64_t steps, DType dtype = kFloat32,
+                Device device = {});
 Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = kFloat32,
            Device device = {});
 
@@ -32,7 +33,8 @@ Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = kFl
 void manual_seed(uint64_t seed);
 Tensor rand(IntArrayRef shape, DType dtype = kFloat32, Device device = {});   // U[0, 1)
 Tensor randn(IntArrayRef shape, DType dtype = kFloat32, Device device = {});  // N(0, 1)
-Tensor randint(int64_t low, int64_t high, IntArrayRef shape, DType dtype = kInt64, Device device = {});
+Tensor randint(int64_t low, int64_t high, IntArrayRef shape, DType dtype = kInt64,
+               Device device = {});
 uint64_t random_u64();  // next raw value of the global generator
 
 // From host data, row-major: double -> float64, float -> float32, int64_t -> int64,
@@ -64,6 +66,7 @@ TG_DECLARE_NESTED_TENSOR(int)
 TG_DECLARE_NESTED_TENSOR(int64_t)
 TG_DECLARE_NESTED_TENSOR(bool)
 #undef TG_DECLARE_NESTED_TENSOR
-Tensor scalar_tensor(const Scalar& s, std::optional<DType> dtype = std::nullopt, Device device = {});
+Tensor scalar_tensor(const Scalar& s, std::optional<DType> dtype = std::nullopt,
+                     Device device = {});
 
 }  // namespace tg

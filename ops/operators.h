@@ -40,9 +40,17 @@ inline const Tensor& operator+=(const Tensor& a, const Tensor& b) { return a.add
 inline const Tensor& operator-=(const Tensor& a, const Tensor& b) { return a.sub_(b); }
 inline const Tensor& operator*=(const Tensor& a, const Tensor& b) { return a.mul_(b); }
 inline const Tensor& operator/=(const Tensor& a, const Tensor& b) { return a.div_(b); }
-inline const Tensor& operator+=(const Tensor& a, const Scalar& b) { return a.add_(scalar_to_tensor(b)); }
-inline const Tensor& operator-=(const Tensor& a, const Scalar& b) { return a.sub_(scalar_to_tensor(b)); }
-inline const Tensor& operator*=(const Tensor& a, const Scalar& b) { return a.mul_(scalar_to_tensor(b)); }
-inline const Tensor& operator/=(const Tensor& a, const Scalar& b) { return a.div_(scalar_to_tensor(b)); }
+inline const Tensor& operator+=(const Tensor& a, const Scalar& b) {
+  return a.add_(scalar_to_tensor(b));
+}
+inline const Tensor& operator-=(const Tensor& a, const Scalar& b) {
+  return a.sub_(scalar_to_tensor(b));
+}
+inline const Tensor& operator*=(const Tensor& a, const Scalar& b) {
+  return a.mul_(scalar_to_tensor(b));
+}
+inline const Tensor& operator/=(const Tensor& a, const Scalar& b) {
+  return a.div_(scalar_to_tensor(b));
+}
 
 }  // namespace tg

@@ -24,11 +24,13 @@ inline Tensor masked_fill_(const Tensor& self, const Tensor& mask, const Scalar&
 
 /// The slices at index along dim set to a number: tg::index_fill(x, 0, index, 1.5) (the op is
 /// index_fill_scalar; a 0-d tensor value calls index_fill).
-inline Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+inline Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index,
+                         const Scalar& value) {
   return index_fill_scalar(self, dim, index, value);
 }
 /// In-place index_fill with a number.
-inline Tensor index_fill_(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+inline Tensor index_fill_(const Tensor& self, int64_t dim, const Tensor& index,
+                          const Scalar& value) {
   return index_fill_scalar_(self, dim, index, value);
 }
 

@@ -22,7 +22,8 @@ std::optional<int64_t> get_optional_int(const char* op, const std::vector<Value>
   return get<int64_t>(op, args, i);
 }
 
-std::optional<Scalar> get_optional_scalar(const char* op, const std::vector<Value>& args, size_t i) {
+std::optional<Scalar> get_optional_scalar(const char* op, const std::vector<Value>& args,
+                                          size_t i) {
   if (i < args.size() && std::holds_alternative<std::monostate>(args[i])) return std::nullopt;
   return get<Scalar>(op, args, i);
 }

@@ -18,12 +18,12 @@ using Value = std::variant<std::monostate, Tensor, std::vector<Tensor>, Scalar, 
 
 struct ArgInfo {
   std::string name;
-  std::string type;                 // spec type: "Tensor", "int[]", "Scalar?", ...
-  bool differentiable = true;       // Tensor args only
-  std::vector<std::string> dtypes;  // allowed dtypes (Tensor args), already expanded
-  std::vector<std::string> allowed; // string args: allowed values
+  std::string type;                  // spec type: "Tensor", "int[]", "Scalar?", ...
+  bool differentiable = true;        // Tensor args only
+  std::vector<std::string> dtypes;   // allowed dtypes (Tensor args), already expanded
+  std::vector<std::string> allowed;  // string args: allowed values
   bool has_default = false;
-  std::string default_json;         // the spec's default, as JSON text
+  std::string default_json;  // the spec's default, as JSON text
 };
 
 struct OutputInfo {
@@ -42,10 +42,10 @@ struct OpInfo {
   bool differentiable = true;
   std::vector<std::pair<std::string, std::string>> formulas;  // input -> backward formula
   std::vector<std::string> kernel_keys;                       // "CPU", "CUDA" (built ones)
-  std::string samples_json;           // the spec's "samples" array, as JSON text
-  BoxedFn call = nullptr;             // tg::name(args...): all outputs
-  BoxedFn call_method = nullptr;      // args[0].name(args[1:]...), null without a method
-  BoxedFn call_inplace = nullptr;     // tg::name_(args...): returns {self}; null without
+  std::string samples_json;        // the spec's "samples" array, as JSON text
+  BoxedFn call = nullptr;          // tg::name(args...): all outputs
+  BoxedFn call_method = nullptr;   // args[0].name(args[1:]...), null without a method
+  BoxedFn call_inplace = nullptr;  // tg::name_(args...): returns {self}; null without
 };
 
 const std::vector<OpInfo>& all_ops();

@@ -246,8 +246,8 @@ Tensor squeeze(const Tensor& self, std::optional<int64_t> dim) {
 
 Tensor unsqueeze(const Tensor& self, int64_t dim) {
   const int64_t n = self.dim() + 1;  // the new dim may go anywhere in [0, dim()]
-  TG_CHECK(dim >= -n && dim < n, IndexError, "unsqueeze", "dim ", dim, " is out of range for a ", self.dim(),
-           "-d tensor (expected a dim in [", -n, ", ", n - 1, "])");
+  TG_CHECK(dim >= -n && dim < n, IndexError, "unsqueeze", "dim ", dim, " is out of range for a ",
+           self.dim(), "-d tensor (expected a dim in [", -n, ", ", n - 1, "])");
   const int64_t d = dim < 0 ? dim + n : dim;
   Shape shape = self.shape(), strides = self.strides();
   // Any stride is valid for a size-1 dim; this one keeps contiguous tensors contiguous.

@@ -22,8 +22,10 @@ TEST_CASE("softplus is log(1 + e^x) without overflow") {
 
 TEST_CASE("tanh and sigmoid backward use the fused kernels") {
   Tensor y = tensor({0.5, -0.25});
-  CHECK(tanh_backward(tensor({2.0, 1.0}), y).to_vector<double>() == std::vector<double>{1.5, 0.9375});
-  CHECK(sigmoid_backward(tensor({2.0, 1.0}), y).to_vector<double>() == std::vector<double>{0.5, -0.3125});
+  CHECK(tanh_backward(tensor({2.0, 1.0}), y).to_vector<double>() ==
+        std::vector<double>{1.5, 0.9375});
+  CHECK(sigmoid_backward(tensor({2.0, 1.0}), y).to_vector<double>() ==
+        std::vector<double>{0.5, -0.3125});
   Tensor x = tensor({0.3}).requires_grad_();
   Tensor t = tanh(x);
   CHECK(std::string(t.grad_fn()->name()) == "TanhBackward");

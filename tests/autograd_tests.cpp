@@ -25,7 +25,10 @@ TEST_CASE("gradients accumulate across backward calls and reset with zero_") {
   Tensor x = leaf({2});
   for (int i = 0; i < 3; ++i) (x * x).backward();
   CHECK(vals(x.grad()) == std::vector<double>{12});
-  { NoGradGuard g; x.grad().zero_(); }
+  {
+    NoGradGuard g;
+    x.grad().zero_();
+  }
   (x * 3.0).backward();
   CHECK(vals(x.grad()) == std::vector<double>{3});
 }
@@ -56,7 +59,8 @@ TEST_CASE("a second backward without retain_graph is a clear error") {
   y.backward({}, /*retain_graph=*/true);
   y.backward();  // allowed: the graph was retained
   CHECK(vals(x.grad()) == std::vector<double>{4, 8});
-  CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("backward through the graph a second time"), Error);
+  CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("backward through the graph a second time"),
+                       Error);
 }
 
 TEST_CASE("non-scalar backward needs a gradient") {
@@ -65,7 +69,8 @@ TEST_CASE("non-scalar backward needs a gradient") {
   CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("[backward]"), ValueError);
   y.backward(tensor({1.0, 10.0}));
   CHECK(vals(x.grad()) == std::vector<double>{2, 20});
-  CHECK_THROWS_WITH_AS((x * 2.0).backward(tensor({1.0})), doctest::Contains("has shape [1]"), ValueError);
+  CHECK_THROWS_WITH_AS((x * 2.0).backward(tensor({1.0})), doctest::Contains("has shape [1]"),
+                       ValueError);
 }
 
 TEST_CASE("grad returns undefined for inputs that do not influence the output") {
@@ -77,8 +82,8 @@ TEST_CASE("grad returns undefined for inputs that do not influence the output") 
 
 TEST_CASE("grad of an intermediate (non-leaf) tensor") {
   Tensor x = leaf({3});
-  Tensor h = x * x;          // 9
-  Tensor y = h * h;          // 81, dy/dh = 2h = 18
+  Tensor h = x * x;  // 9
+  Tensor y = h * h;  // 81, dy/dh = 2h = 18
   auto g = autograd::grad({y}, {h});
   CHECK(vals(g[0]) == std::vector<double>{18});
 }
@@ -101,7 +106,10 @@ TEST_CASE("NoGradGuard records nothing - detach cuts history") {
 TEST_CASE("hooks see and may replace the gradient") {
   Tensor x = leaf({1, 2});
   std::vector<double> seen;
-  x.register_hook([&](const Tensor& g) { seen = g.to_vector<double>(); return g * 10.0; });
+  x.register_hook([&](const Tensor& g) {
+    seen = g.to_vector<double>();
+    return g * 10.0;
+  });
   Tensor h = x * 3.0;
   h.register_hook([](const Tensor& g) { return g + 1.0; });  // non-leaf hook
   sum(h).backward();
@@ -122,12 +130,14 @@ TEST_CASE("a saved tensor modified in place fails at backward with both versions
   Tensor z = x * 2.0;
   Tensor w = z * z;  // saves z at version 0
   z += 1.0;          // version 1
-  CHECK_THROWS_WITH_AS(sum(w).backward(), doctest::Contains("saved at version 0 and is now at version 1"), Error);
+  CHECK_THROWS_WITH_AS(sum(w).backward(),
+                       doctest::Contains("saved at version 0 and is now at version 1"), Error);
 }
 
 TEST_CASE("in-place on a leaf that requires grad is an error and changes nothing") {
   Tensor x = leaf({1, 2});
-  CHECK_THROWS_WITH_AS(x += 1.0, doctest::Contains("[add_] a leaf tensor that requires grad"), ValueError);
+  CHECK_THROWS_WITH_AS(x += 1.0, doctest::Contains("[add_] a leaf tensor that requires grad"),
+                       ValueError);
   CHECK(vals(x) == std::vector<double>{1, 2});
   CHECK(x.version() == 0);
 }
@@ -153,7 +163,8 @@ TEST_CASE("fill_ on a non-leaf sends no gradient to its old history") {
 
 TEST_CASE("requires_grad_ only on floating tensors") {
   Tensor i = tensor({1, 2});
-  CHECK_THROWS_WITH_AS(i.requires_grad_(), doctest::Contains("only floating point tensors"), TypeError);
+  CHECK_THROWS_WITH_AS(i.requires_grad_(), doctest::Contains("only floating point tensors"),
+                       TypeError);
 }
 
 TEST_CASE("saved values are freed after backward") {
@@ -164,5 +175,5 @@ TEST_CASE("saved values are freed after backward") {
   big = Tensor();
   CHECK_FALSE(watch.expired());  // kept by MulBackward
   y.backward();
-  CHECK(watch.expired());        // released by the backward without retain_graph
+  CHECK(watch.expired());  // released by the backward without retain_graph
 }

@@ -112,8 +112,14 @@ TEST_CASE("cuda: add on the device equals add on the CPU") {
       tg::Scalar alpha;
     };
     const std::vector<Case> cases = {
-        {a, b, 1},      {a, b, -0.5},    {a, i32, 3},        {i32, i64, 1},
-        {i32, i64, -2}, {i32, f32, 1.5}, {f32, bl, 2.0},     {bl, bl_row, true},
+        {a, b, 1},
+        {a, b, -0.5},
+        {a, i32, 3},
+        {i32, i64, 1},
+        {i32, i64, -2},
+        {i32, f32, 1.5},
+        {f32, bl, 2.0},
+        {bl, bl_row, true},
         {a.transpose(0, 1), i64.transpose(0, 1), 1},  // non-contiguous inputs
     };
     for (const Case& c : cases) {
@@ -149,10 +155,14 @@ TEST_CASE("cuda: sum on the device equals sum on the CPU") {
     check_same(tg::sum(xd, {0, 2}, true).cpu(), tg::tensor({60., 92., 124.}).view({1, 3, 1}));
   }
   SUBCASE("same as CPU over dims, keepdim, dtypes and layouts") {
-    const std::vector<std::vector<int64_t>> dims = {{},     {0},    {1},   {2},
-                                                    {-1},   {0, 1}, {2, 0}, {0, 1, 2}};
+    const std::vector<std::vector<int64_t>> dims = {{},   {0},    {1},    {2},
+                                                    {-1}, {0, 1}, {2, 0}, {0, 1, 2}};
     const std::vector<tg::Tensor> inputs = {
-        x, x.to(tg::kFloat32), x.to(tg::kInt32), x.to(tg::kInt64), x.to(tg::kBool),
+        x,
+        x.to(tg::kFloat32),
+        x.to(tg::kInt32),
+        x.to(tg::kInt64),
+        x.to(tg::kBool),
         x.transpose(0, 2),  // non-contiguous
     };
     for (const tg::Tensor& in : inputs) {
@@ -225,7 +235,7 @@ TEST_CASE("cuda: the caching allocator reuses a freed block") {
   CHECK(after_free.reserved == reserved_with_block);  // kept in the cache, not cudaFree'd
   {
     const tg::Tensor again = tg::empty({1024}, tg::kFloat32, tg::kCUDA);
-    CHECK(again.data_ptr() == first);                               // the same block
+    CHECK(again.data_ptr() == first);                                 // the same block
     CHECK(tg::cuda::memory_stats().reserved == reserved_with_block);  // no new cudaMalloc
   }
   tg::cuda::empty_cache();

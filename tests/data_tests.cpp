@@ -130,8 +130,9 @@ TEST_CASE("TensorDataset: rows by position and by index tensor") {
         "[TensorDataset] row 3 is out of range for a dataset of 3 rows");
   CHECK(error_of([&] { ds.get(tg::tensor({0.0})); }) ==
         "[TensorDataset] index must be a 1-D int32 or int64 tensor, got float64 of shape [1]");
-  CHECK(error_of([&] { data::TensorDataset({x, tg::zeros({2})}); }) ==
-        "[TensorDataset] tensor 1 has 2 rows (shape [2]), tensor 0 has 3 (shape [3, 2])");
+  CHECK(error_of([&] {
+          data::TensorDataset({x, tg::zeros({2})});
+        }) == "[TensorDataset] tensor 1 has 2 rows (shape [2]), tensor 0 has 3 (shape [3, 2])");
   CHECK(error_of([] { data::TensorDataset({tg::scalar_tensor(1.0)}); }) ==
         "[TensorDataset] tensor 0 is 0-d; every tensor needs a first (row) dimension");
   CHECK(error_of([] { data::TensorDataset({}); }) == "[TensorDataset] needs at least one tensor");
@@ -214,8 +215,9 @@ TEST_CASE("train_test_split: ceil(fraction * n) test rows, disjoint, seeded") {
   CHECK(data::train_test_split(10, 1.0).test.numel() == 10);
   CHECK(error_of([] { data::train_test_split(10, 1.5); }) ==
         "[train_test_split] test_fraction must be in [0, 1], got 1.5");
-  CHECK(error_of([] { data::train_test_split(10, NAN); }).starts_with(
-      "[train_test_split] test_fraction must be in [0, 1]"));
+  CHECK(error_of([] {
+          data::train_test_split(10, NAN);
+        }).starts_with("[train_test_split] test_fraction must be in [0, 1]"));
 }
 
 TEST_CASE("Standardizer: population mean and std, constant columns centered only") {
@@ -229,9 +231,9 @@ TEST_CASE("Standardizer: population mean and std, constant columns centered only
   CHECK(scale[1] == 1.0);
   CHECK(scale[2] == doctest::Approx(1.4142135623730951));
   // numpy: (x - x.mean(0)) / x.std(0) with the zero std replaced by 1.
-  std::vector<double> expected{-1.224744871391589, 0, -0.7071067811865475,
-                               0,                  0, -0.7071067811865475,
-                               1.224744871391589,  0, 1.414213562373095};
+  std::vector<double> expected{
+      -1.224744871391589, 0, -0.7071067811865475, 0, 0, -0.7071067811865475,
+      1.224744871391589,  0, 1.414213562373095};
   std::vector<double> got = z.to_vector<double>();
   for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(expected[i]));
   std::vector<double> row = s.transform(tg::tensor({7.0, 11.0, 6.0})).to_vector<double>();
@@ -242,16 +244,20 @@ TEST_CASE("Standardizer: population mean and std, constant columns centered only
   std::vector<double> orig = x.to_vector<double>();
   for (size_t i = 0; i < back.size(); ++i) CHECK(back[i] == doctest::Approx(orig[i]));
 
-  CHECK(error_of([] { data::Standardizer().transform(tg::ones({2, 3})); }) ==
-        "[Standardizer::transform] call fit first");
-  CHECK(error_of([&] { s.transform(tg::ones({2, 4})); }) ==
+  CHECK(error_of([] {
+          data::Standardizer().transform(tg::ones({2, 3}));
+        }) == "[Standardizer::transform] call fit first");
+  CHECK(error_of([&] {
+          s.transform(tg::ones({2, 4}));
+        }) ==
         "[Standardizer::transform] expected a tensor whose last dimension has 3 columns (as the "
         "fit), got shape [2, 4]");
   CHECK(error_of([] { data::Standardizer().fit(tg::ones({3}, tg::kFloat32)); }) ==
         "[Standardizer] fit needs a 2-D float32 or float64 tensor [rows, columns], got float32 of "
         "shape [3]");
-  CHECK(error_of([] { data::Standardizer().fit(tg::ones({3, 2}, tg::kInt64)); }).starts_with(
-      "[Standardizer] fit needs a 2-D float32 or float64 tensor"));
+  CHECK(error_of([] {
+          data::Standardizer().fit(tg::ones({3, 2}, tg::kInt64));
+        }).starts_with("[Standardizer] fit needs a 2-D float32 or float64 tensor"));
 }
 
 TEST_CASE("iris end to end: split, standardize on train rows, batch with shuffling") {

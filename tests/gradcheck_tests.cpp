@@ -110,7 +110,10 @@ TEST_CASE("gradcheck differentiates only floating inputs that require grad") {
 TEST_CASE("gradcheck skips outputs that are not floating") {
   Tensor x = leaf({0.5, -1.0, 2.0});
   auto r = tg::autograd::gradcheck(
-      [](const Inputs& in) { return Inputs{in[0] * in[0], tg::gt(in[0], tg::zeros_like(in[0]))}; }, {x});
+      [](const Inputs& in) {
+        return Inputs{in[0] * in[0], tg::gt(in[0], tg::zeros_like(in[0]))};
+      },
+      {x});
   INFO(r.report);
   CHECK(r.ok);
   CHECK(contains(r.report, "x 1 output(s)"));
@@ -123,18 +126,21 @@ TEST_CASE("gradcheck fails on a wrong gradient and names input, output, element 
   CHECK_FALSE(static_cast<bool>(r));
   CHECK(r.max_error == doctest::Approx(1.0));
   INFO(r.report);
-  CHECK(contains(r.report, "Jacobian mismatch for input 0 (float64[2, 2]) and output 0 (float64[2, 2])"));
+  CHECK(contains(r.report,
+                 "Jacobian mismatch for input 0 (float64[2, 2]) and output 0 (float64[2, 2])"));
   CHECK(contains(r.report, "4 of 16 entries differ, max error 1"));
   CHECK(contains(r.report, "d output 0[0, 0] / d input 0[0, 0]: numerical 2, analytical 3"));
   CHECK(contains(r.report, "d output 0[1, 1] / d input 0[1, 1]: numerical 2, analytical 3"));
-  CHECK_FALSE(contains(r.report, "d output 0[0, 1] / d input 0[0, 0]"));  // off-diagonal entries agree
+  CHECK_FALSE(
+      contains(r.report, "d output 0[0, 1] / d input 0[0, 0]"));  // off-diagonal entries agree
 }
 
 TEST_CASE("gradcheck reports only max_reported entries per pair") {
   Tensor x = leaf(std::vector<double>(8, 1.0));
   tg::autograd::GradcheckOptions options;
   options.max_reported = 2;
-  auto r = tg::autograd::gradcheck([](const Inputs& in) { return wrong_double(in[0]); }, {x}, options);
+  auto r =
+      tg::autograd::gradcheck([](const Inputs& in) { return wrong_double(in[0]); }, {x}, options);
   CHECK_FALSE(r.ok);
   INFO(r.report);
   CHECK(contains(r.report, "8 of 64 entries differ"));
@@ -149,7 +155,8 @@ TEST_CASE("gradcheck fails on an input that influences the output but gets no gr
   auto r = tg::autograd::gradcheck(fn, {x, y});
   CHECK_FALSE(r.ok);
   INFO(r.report);
-  CHECK(contains(r.report, "undefined gradient for input 1 (float64[2]) and output 0 (float64[2])"));
+  CHECK(
+      contains(r.report, "undefined gradient for input 1 (float64[2]) and output 0 (float64[2])"));
   CHECK(contains(r.report, "d output 0[0] / d input 1[0] = 0.5"));
 
   tg::autograd::GradcheckOptions options;
@@ -170,7 +177,9 @@ TEST_CASE("gradcheck passes when an input truly has no influence") {
 TEST_CASE("gradcheck reports a function that throws") {
   Tensor x = leaf({1.0, 2.0});
   auto r = tg::autograd::gradcheck(
-      [](const Inputs& in) -> Tensor { tg::fail<tg::ValueError>("toy", "always fails, got ", in.size()); },
+      [](const Inputs& in) -> Tensor {
+        tg::fail<tg::ValueError>("toy", "always fails, got ", in.size());
+      },
       {x});
   CHECK_FALSE(r.ok);
   CHECK(contains(r.report, "calling fn threw: [toy] always fails, got 1"));
@@ -189,7 +198,8 @@ TEST_CASE("d2/dx2 of x^3 is 6x through autograd::grad with create_graph") {
 
 TEST_CASE("gradgradcheck passes on x^3 and catches a backward that is not differentiable") {
   Tensor x = leaf({0.5, -1.25, 2.0});
-  auto cube = tg::autograd::gradgradcheck([](const Inputs& in) { return in[0] * in[0] * in[0]; }, {x});
+  auto cube =
+      tg::autograd::gradgradcheck([](const Inputs& in) { return in[0] * in[0] * in[0]; }, {x});
   INFO(cube.report);
   CHECK(cube.ok);
 
@@ -200,7 +210,8 @@ TEST_CASE("gradgradcheck passes on x^3 and catches a backward that is not differ
   auto second = tg::autograd::gradgradcheck(square, {x});
   CHECK_FALSE(second.ok);
   INFO(second.report);
-  CHECK(contains(second.report, "gradgradcheck (inputs 0..0 are fn's inputs, inputs 1..1 the grad_outputs"));
+  CHECK(contains(second.report,
+                 "gradgradcheck (inputs 0..0 are fn's inputs, inputs 1..1 the grad_outputs"));
   CHECK(contains(second.report, "undefined gradient for input 0 (float64[3]) and output 0"));
 }
 

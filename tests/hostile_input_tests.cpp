@@ -64,13 +64,13 @@ TEST_CASE("sizes: products that overflow int64 raise instead of wrapping (issue 
 TEST_CASE("sizes: the allocator and the public raw constructors validate (issue 12, defect 2)") {
   // Once: the byte count rounded to 0 and the thread-local free list was read at index -1.
   CHECK(value_error_from("empty", [] { tg::empty({(1LL << 62) - 1}); }));
-  CHECK(value_error_from("empty_strided", [] {
-    tg::empty_strided(Shape{3}, Shape{-1}, tg::kFloat32);
-  }));
+  CHECK(value_error_from("empty_strided",
+                         [] { tg::empty_strided(Shape{3}, Shape{-1}, tg::kFloat32); }));
   CHECK(value_error_from("empty_strided", [] {
     tg::empty_strided(Shape{2, 2}, Shape{kMax, 1}, tg::kFloat32);
   }));
-  CHECK(value_error_from("empty_strided", [] { tg::empty_strided(Shape{2}, Shape{}, tg::kInt32); }));
+  CHECK(
+      value_error_from("empty_strided", [] { tg::empty_strided(Shape{2}, Shape{}, tg::kInt32); }));
   Tensor s = tg::empty_strided(Shape{2, 3}, Shape{1, 2}, tg::kFloat64);  // column-major: 6 elements
   CHECK(s.impl()->storage->nbytes == 6 * sizeof(double));
   // make_view: every element it can reach lies in the storage.
@@ -89,12 +89,10 @@ TEST_CASE("matmul: a zero-size batch broadcasts to zero, not one (issue 12, defe
   for (tg::DType dt : {tg::kFloat64, tg::kFloat32, tg::kInt64, tg::kInt32}) {
     CAPTURE(tg::dtype_name(dt));
     CHECK(tg::matmul(tg::zeros({0, 5, 2}, dt), tg::ones({2}, dt)).shape() == Shape{0, 5});
-    CHECK(tg::matmul(tg::zeros({0, 5, 2}, dt), tg::ones({0, 2, 3}, dt)).shape() ==
-          Shape{0, 5, 3});
+    CHECK(tg::matmul(tg::zeros({0, 5, 2}, dt), tg::ones({0, 2, 3}, dt)).shape() == Shape{0, 5, 3});
     CHECK(tg::matmul(tg::ones({2}, dt), tg::zeros({0, 2, 3}, dt)).shape() == Shape{0, 3});
     CHECK(tg::matmul(tg::ones({3, 2}, dt), tg::zeros({0, 2, 3}, dt)).shape() == Shape{0, 3, 3});
-    CHECK(tg::matmul(tg::ones({1, 3, 2}, dt), tg::zeros({0, 2, 3}, dt)).shape() ==
-          Shape{0, 3, 3});
+    CHECK(tg::matmul(tg::ones({1, 3, 2}, dt), tg::zeros({0, 2, 3}, dt)).shape() == Shape{0, 3, 3});
   }
   Tensor a = tg::zeros({0, 5, 2}, tg::kFloat64).requires_grad_();
   Tensor b = tg::ones({2}, tg::kFloat64).requires_grad_();
@@ -128,7 +126,8 @@ TEST_CASE("conversion: NaN, inf and out-of-range floats to int are defined (issu
   CHECK(tg::Scalar(inf).to_int() == INT64_MIN);
 }
 
-TEST_CASE("views and ranges: a huge step or bound neither wraps nor overflows (issue 12, defect 8)") {
+TEST_CASE(
+    "views and ranges: a huge step or bound neither wraps nor overflows (issue 12, defect 8)") {
   // Once [0]: e - s + step - 1 overflowed. One element, as the Python slice [0:5:huge] means.
   Tensor s = tg::arange(0, 5, 1, tg::kFloat64).slice(0, 0, 5, kMax);
   CHECK(s.shape() == Shape{1});
@@ -139,19 +138,22 @@ TEST_CASE("views and ranges: a huge step or bound neither wraps nor overflows (i
         std::vector<double>{0, 3, 6});
   // Once a float-to-int64 overflow computing the length.
   CHECK(value_error_from("arange", [] { tg::arange(0, 1e19); }));
-  CHECK(value_error_from("arange", [] { tg::arange(0.0, std::numeric_limits<double>::infinity()); }));
+  CHECK(
+      value_error_from("arange", [] { tg::arange(0.0, std::numeric_limits<double>::infinity()); }));
   CHECK(value_error_from("arange", [] { tg::arange(-1e308, 1e308, 1e-300); }));
   CHECK(value_error_from("arange", [] { tg::arange(int64_t{0}, kMax, int64_t{1}); }));
   CHECK(value_error_from("arange", [] { tg::arange(std::nan(""), 1.0); }));
   // Integral ranges near the ends of int64 are exact.
-  CHECK(tg::arange(kMax - 2, kMax).to_vector<int64_t>() == std::vector<int64_t>{kMax - 2, kMax - 1});
+  CHECK(tg::arange(kMax - 2, kMax).to_vector<int64_t>() ==
+        std::vector<int64_t>{kMax - 2, kMax - 1});
   CHECK(tg::arange(INT64_MIN, INT64_MIN + 4, 3).to_vector<int64_t>() ==
         std::vector<int64_t>{INT64_MIN, INT64_MIN + 3});
   CHECK(tg::arange(INT64_MIN, kMax, kMax).to_vector<int64_t>() ==
         std::vector<int64_t>{INT64_MIN, -1, kMax - 1});
 }
 
-TEST_CASE("0-d: index_select of a 0-d self is 0-d, and tensor(values, {}) too (issue 12, defect 9)") {
+TEST_CASE(
+    "0-d: index_select of a 0-d self is 0-d, and tensor(values, {}) too (issue 12, defect 9)") {
   Tensor self = tg::scalar_tensor(3.0, tg::kFloat64).requires_grad_();
   Tensor idx1 = tg::tensor(std::vector<int64_t>{0});
   Tensor r = tg::index_select(self, 0, idx1);  // PyTorch: shape []; once [1]
@@ -167,8 +169,9 @@ TEST_CASE("0-d: index_select of a 0-d self is 0-d, and tensor(values, {}) too (i
   CHECK(z.item<double>() == 2.5);
   CHECK(tg::tensor(std::vector<bool>{true}, {}).dim() == 0);
   CHECK(tg::tensor(std::vector<int32_t>{7}, {}).dim() == 0);
-  CHECK(error_of<tg::ValueError>([] { tg::tensor(std::vector<double>{1, 2}, {}); })
-            .find("an empty shape is a 0-d tensor of one value") != std::string::npos);
+  CHECK(error_of<tg::ValueError>([] {
+          tg::tensor(std::vector<double>{1, 2}, {});
+        }).find("an empty shape is a 0-d tensor of one value") != std::string::npos);
   CHECK(tg::tensor(std::vector<double>{1, 2}).shape() == Shape{2});  // no shape: 1-d
   CHECK(tg::tensor(std::vector<float>{}).shape() == Shape{0});
 }
@@ -208,8 +211,9 @@ TEST_CASE("index_reduce: backward with an empty inner dim reads no gradient (iss
 }
 
 TEST_CASE("in-place: an expanded self raises instead of writing one element twice (defect 7)") {
-  const std::string overlap = "unsupported operation: more than one element of the written-to "
-                              "tensor refers to a single memory location";
+  const std::string overlap =
+      "unsupported operation: more than one element of the written-to "
+      "tensor refers to a single memory location";
   Tensor idx = tg::tensor(std::vector<int64_t>{0, 1, 2, 3});
   Tensor ones = tg::ones({4, 3});
   Tensor mask = tg::ones({4, 3}, tg::kBool);
@@ -217,7 +221,10 @@ TEST_CASE("in-place: an expanded self raises instead of writing one element twic
       {"index_add_", [&](const Tensor& t) { t.index_add_(0, idx, ones); }},
       {"index_copy_", [&](const Tensor& t) { t.index_copy_(0, idx, ones); }},
       {"index_fill_", [&](const Tensor& t) { t.index_fill_(0, idx, tg::scalar_tensor(2.0)); }},
-      {"scatter_", [&](const Tensor& t) { t.scatter_(0, idx.view({4, 1}).expand({4, 3}), ones); }},
+      {"scatter_",
+       [&](const Tensor& t) {
+         t.scatter_(0, idx.view({4, 1}).expand({4, 3}), ones);
+       }},
       {"masked_scatter_", [&](const Tensor& t) { t.masked_scatter_(mask, ones); }},
       {"add_", [&](const Tensor& t) { t.add_(ones); }},
       {"mul_", [&](const Tensor& t) { t.mul_(ones); }},

@@ -71,8 +71,7 @@ Shape strides_of(const Shape& shape) {
 }
 
 // Calls fn(position) for every position of shape, row-major.
-template <typename Fn>
-void for_positions(const Shape& shape, Fn&& fn) {
+template <typename Fn> void for_positions(const Shape& shape, Fn&& fn) {
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   Shape p(shape.size(), 0);
@@ -151,8 +150,8 @@ Case scatter_case() {
     index_shape.push_back(k == dim ? pick(7) : 1 + pick(s));
     src_shape.push_back(index_shape.back() + pick(2));
   }
-  Case c{pool_values(self_shape), random_index(index_shape, self_shape[static_cast<size_t>(dim)],
-                                               pick(2) == 0),
+  Case c{pool_values(self_shape),
+         random_index(index_shape, self_shape[static_cast<size_t>(dim)], pick(2) == 0),
          pool_values(src_shape), dim - (pick(2) == 0 ? nd : 0)};
   if (pick(3) == 0) c.self = transposed_copy(c.self);
   if (pick(3) == 0) c.index = transposed_copy(c.index);
@@ -258,7 +257,9 @@ TEST_CASE("scatter engine: every row-form op matches the definition on random la
   }
 }
 
-TEST_CASE("fused reduce gradients equal the composed ones (ties, zeros, duplicates - one or both inputs)") {
+TEST_CASE(
+    "fused reduce gradients equal the composed ones (ties, zeros, duplicates - one or both "
+    "inputs)") {
   for (int trial = 0; trial < 150; ++trial) {
     for (bool rows : {false, true}) {
       const Case c = rows ? index_case() : scatter_case();
@@ -311,17 +312,17 @@ TEST_CASE("line kernels of the fused scatter_reduce backward: ties, NaN results,
   // row 2: NaN in self and in src, no ties (the NaN alone sends that line to the second walk);
   // row 3: a NaN slot (no winner) beside a tied one (two): the winners add up to the slots, so
   // only the NaN check sends it to the tie-counting walk
-  const tg::Tensor self = tg::tensor({{1.0, 4.0, 2.0, 0.5}, {3.0, 3.0, 1.0, -1.0},
-                                      {nan, 1.0, 2.0, 0.25}, {nan, 1.0, 2.0, 0.5}});
+  const tg::Tensor self = tg::tensor(
+      {{1.0, 4.0, 2.0, 0.5}, {3.0, 3.0, 1.0, -1.0}, {nan, 1.0, 2.0, 0.25}, {nan, 1.0, 2.0, 0.5}});
   const tg::Tensor src = tg::tensor({{0.5, 5.0, 1.5, 3.0, 0.75, 2.5},
                                      {3.0, 2.0, 3.0, 1.0, 1.0, -1.0},
                                      {1.0, nan, 2.5, 3.0, 0.5, 7.0},
                                      {1.0, 1.0, 0.25, 0.1, 0.2, 0.05}});
-  const tg::Tensor index = tg::tensor({{0, 1, 2, 2, 3, 0}, {0, 1, 1, 2, 2, 3}, {0, 1, 2, 2, 3, 3},
-                                       {0, 1, 2, 3, 2, 3}})
-                               .to(tg::kInt64);
-  const tg::Tensor g = tg::tensor({{1.0, -2.0, 0.5, 3.0}, {2.0, 1.0, -1.0, 4.0},
-                                   {1.5, 2.0, -0.5, 1.0}, {1.0, 2.0, 3.0, 4.0}});
+  const tg::Tensor index =
+      tg::tensor({{0, 1, 2, 2, 3, 0}, {0, 1, 1, 2, 2, 3}, {0, 1, 2, 2, 3, 3}, {0, 1, 2, 3, 2, 3}})
+          .to(tg::kInt64);
+  const tg::Tensor g = tg::tensor(
+      {{1.0, -2.0, 0.5, 3.0}, {2.0, 1.0, -1.0, 4.0}, {1.5, 2.0, -0.5, 1.0}, {1.0, 2.0, 3.0, 4.0}});
   int fix_ups = 0;  // cases whose expected gradient needs the second walk (ties or NaN)
   for (tg::DType dtype : {tg::kFloat32, tg::kFloat64}) {
     for (bool strided : {false, true}) {
@@ -361,8 +362,8 @@ TEST_CASE("index_reduce amax/amin backward: one winner per slot, ties, and a NaN
   };
   const RowCase cases[] = {
       {{0.5, 2.0, -1.0}, {1, 0, 2, 0}, {3.0, 1.0, 0.25, 4.0}},  // one winner everywhere
-      {{nan, 1.0}, {1}, {1.0}},                                   // NaN slot + a tied slot
-      {{1.0, 2.0, 3.0}, {0, 0, 2}, {1.0, 0.5, 3.0}},              // ties with self
+      {{nan, 1.0}, {1}, {1.0}},                                 // NaN slot + a tied slot
+      {{1.0, 2.0, 3.0}, {0, 0, 2}, {1.0, 0.5, 3.0}},            // ties with self
   };
   for (const RowCase& c : cases) {
     for (const char* reduce : {"amax", "amin"}) {
@@ -402,29 +403,30 @@ TEST_CASE("line kernels and the repeated-value gather reject out-of-range index 
             [&] { (void)tg::scatter_reduce(self, 1, index, src, reduce, true); });
         CHECK(what.find("out of range") != std::string::npos);
         // the fused backward and the gather of a sum's (expanded) gradient check as well
-        const tg::Tensor good = tg::tensor(std::vector<int64_t>{0, 1, 2, 3, 3, 2, 1, 0, 1, 2})
-                                    .reshape({1, 10});
+        const tg::Tensor good =
+            tg::tensor(std::vector<int64_t>{0, 1, 2, 3, 3, 2, 1, 0, 1, 2}).reshape({1, 10});
         const tg::Tensor result = tg::scatter_reduce(self.detach(), 1, good, src.detach(), reduce);
         if (std::string(reduce) != "sum") {
           CHECK(!tg_test::error_of<tg::IndexError>([&] {
                    (void)tg::scatter_reduce_backward(tg::ones({1, 4}, tg::kFloat64), self.detach(),
-                                                     1, index, src.detach(), reduce, true,
-                                                     result, "src");
+                                                     1, index, src.detach(), reduce, true, result,
+                                                     "src");
                  }).empty());
         }
         tg::Tensor x = self.detach().clone();
         const tg::Tensor before = x.clone();
-        CHECK(!tg_test::error_of<tg::IndexError>(
-                   [&] { x.scatter_reduce_(1, index, src.detach(), reduce); })
-                   .empty());
+        CHECK(!tg_test::error_of<tg::IndexError>([&] {
+                 x.scatter_reduce_(1, index, src.detach(), reduce);
+               }).empty());
         CHECK(same_values(x, before));
       }
       const tg::Tensor repeated = tg::scalar_tensor(2.5, tg::kFloat64).expand({1, 4});
-      CHECK(tg_test::error_of<tg::IndexError>([&] { (void)tg::gather(repeated, 1, index); })
-                .find("out of range") != std::string::npos);
-      const tg::Tensor picked = tg::gather(repeated, 1, tg::tensor(std::vector<int64_t>{3, 0, 1})
-                                                             .reshape({1, 3})
-                                                             .to(itype));
+      CHECK(tg_test::error_of<tg::IndexError>([&] {
+              (void)tg::gather(repeated, 1, index);
+            }).find("out of range") != std::string::npos);
+      const tg::Tensor picked =
+          tg::gather(repeated, 1,
+                     tg::tensor(std::vector<int64_t>{3, 0, 1}).reshape({1, 3}).to(itype));
       CHECK(picked.to_vector<double>() == Vec{2.5, 2.5, 2.5});
     }
   }
@@ -444,15 +446,15 @@ TEST_CASE("scatter engine: tensors with a zero-size dim, forward and both backwa
           tg::Tensor source = pool_values(src_shape).requires_grad_();
           const tg::Tensor out = tg::index_reduce(self, dim, none, source, reduce, true);
           CHECK(out.shape() == self.shape());
-          const auto g = tg::autograd::grad({out}, {self, source}, {pool_values(shape)}, true,
-                                            create_graph);
+          const auto g =
+              tg::autograd::grad({out}, {self, source}, {pool_values(shape)}, true, create_graph);
           CHECK(g[0].shape() == self.shape());
           CHECK((!g[1].defined() || g[1].shape() == source.shape()));
           tg::Tensor src = pool_values(shape).requires_grad_();
           const tg::Tensor index = tg::zeros(shape, tg::kInt64);
           const tg::Tensor out2 = tg::scatter_reduce(self, dim, index, src, reduce, false);
-          const auto g2 = tg::autograd::grad({out2}, {self, src}, {pool_values(shape)}, true,
-                                             create_graph);
+          const auto g2 =
+              tg::autograd::grad({out2}, {self, src}, {pool_values(shape)}, true, create_graph);
           CHECK(g2[0].shape() == self.shape());
           CHECK(g2[1].shape() == src.shape());
         }
@@ -464,7 +466,8 @@ TEST_CASE("scatter engine: tensors with a zero-size dim, forward and both backwa
   }
 }
 
-TEST_CASE("row-form ops with a source that repeats one row (an expanded gradient) match a dense one") {
+TEST_CASE(
+    "row-form ops with a source that repeats one row (an expanded gradient) match a dense one") {
   // Such a source is combined slot by slot instead of in index order; every slot must still see
   // its entries in index order, so the results are bit-identical to a dense copy of the source.
   for (int trial = 0; trial < 40; ++trial) {
@@ -487,8 +490,8 @@ TEST_CASE("row-form ops with a source that repeats one row (an expanded gradient
     // index_select's gradient from sum(): an expanded ones gradient
     tg::Tensor x = self.detach().requires_grad_();
     tg::sum(tg::index_select(x, 0, index)).backward();
-    const tg::Tensor want = tg::index_select_backward(tg::ones({n, width}, tg::kFloat64),
-                                                      {slots, width}, 0, index);
+    const tg::Tensor want =
+        tg::index_select_backward(tg::ones({n, width}, tg::kFloat64), {slots, width}, 0, index);
     CHECK(same_values(x.grad(), want));
   }
 }
@@ -535,8 +538,8 @@ TEST_CASE("integer sums and products wrap on overflow, as PyTorch 1.13, in defin
   }
   const tg::Tensor extremes = tg::tensor(I32{2147483647, -2147483648});
   const tg::Tensor two = tg::tensor(std::vector<int64_t>{0, 1});
-  CHECK(tg::scatter_reduce(extremes, 0, two, tg::tensor(I32{1, -1}), "sum")
-            .to_vector<int32_t>() == I32{-2147483648, 2147483647});
+  CHECK(tg::scatter_reduce(extremes, 0, two, tg::tensor(I32{1, -1}), "sum").to_vector<int32_t>() ==
+        I32{-2147483648, 2147483647});
   CHECK(tg::index_add(tg::zeros({2}, tg::kInt32), 0, two, tg::tensor(I32{2147483647, 5}), 2)
             .to_vector<int32_t>() == I32{-2, 10});
 }

@@ -83,9 +83,8 @@ TEST_CASE("masked_fill_: in place, and rejected calls change nothing") {
   check_rejected_inplace<tg::ValueError>(s, "cannot change self's shape", [&] {
     tg::masked_fill_(s, bools({true, false, false, false, true, false}, {2, 3}), 0.0);
   });
-  check_rejected_inplace<tg::TypeError>(s, "mask has dtype float32", [&] {
-    tg::masked_fill_(s, tg::ones({3}), 0.0);
-  });
+  check_rejected_inplace<tg::TypeError>(s, "mask has dtype float32",
+                                        [&] { tg::masked_fill_(s, tg::ones({3}), 0.0); });
   check_rejected_inplace<tg::ValueError>(s, "cannot broadcast", [&] {
     tg::masked_fill_(s, bools({true, false}, {2}), 0.0);
   });
@@ -113,7 +112,8 @@ TEST_CASE("masked_select: row-major order, broadcasting both ways, empty results
 TEST_CASE("masked_select: gradient goes back to the masked positions") {
   tg::Tensor x = grad_leaf(tg::tensor({{1., 2., 3.}, {4., 5., 6.}}));
   tg::Tensor row = bools({false, true, true}, {3});
-  tg::Tensor gx = tg::autograd::grad({tg::masked_select(x, row)}, {x}, {tg::tensor({10., 20., 30., 40.})})[0];
+  tg::Tensor gx =
+      tg::autograd::grad({tg::masked_select(x, row)}, {x}, {tg::tensor({10., 20., 30., 40.})})[0];
   CHECK(values(gx) == std::vector<double>{0, 10, 20, 0, 30, 40});
   // self broadcast by a larger mask: the gradient sums over the rows it was repeated in.
   tg::Tensor s = grad_leaf(tg::tensor({1., 2., 3.}));
@@ -151,20 +151,24 @@ TEST_CASE("masked_scatter: source taken in row-major order, any shape, longer th
   tg::Tensor row = bools({true, false, true}, {3});
   tg::Tensor src = tg::tensor({10., 20., 30., 40., 50.});
   CHECK(values(tg::masked_scatter(x, row, src)) == std::vector<double>{10, 2, 20, 30, 5, 40});
-  CHECK(values(x.masked_scatter(row, src.reshape({5, 1}))) == std::vector<double>{10, 2, 20, 30, 5, 40});
+  CHECK(values(x.masked_scatter(row, src.reshape({5, 1}))) ==
+        std::vector<double>{10, 2, 20, 30, 5, 40});
   // Every position, no position, a 0-d self.
   tg::Tensor all = bool0(true);
   CHECK(values(tg::masked_scatter(x, all, tg::arange(6, tg::kFloat64).reshape({3, 2}))) ==
         std::vector<double>{0, 1, 2, 3, 4, 5});
   CHECK(values(tg::masked_scatter(x, bool0(false), tg::zeros({0}, tg::kFloat64))) == values(x));
-  CHECK(values(tg::masked_scatter(tg::scalar_tensor(1.0, tg::kFloat64), all, tg::tensor({7., 8.}))) == std::vector<double>{7});
+  CHECK(values(tg::masked_scatter(tg::scalar_tensor(1.0, tg::kFloat64), all,
+                                  tg::tensor({7., 8.}))) == std::vector<double>{7});
   // Transposed self and mask: positions follow the result's row-major order.
-  tg::Tensor xt = tg::tensor({{1., 2.}, {3., 4.}}).t();  // [[1, 3], [2, 4]]
+  tg::Tensor xt = tg::tensor({{1., 2.}, {3., 4.}}).t();          // [[1, 3], [2, 4]]
   tg::Tensor mt = bools({true, false, true, true}, {2, 2}).t();  // [[T, T], [F, T]]
-  CHECK(values(tg::masked_scatter(xt, mt, tg::tensor({7., 8., 9.}))) == std::vector<double>{7, 8, 2, 9});
+  CHECK(values(tg::masked_scatter(xt, mt, tg::tensor({7., 8., 9.}))) ==
+        std::vector<double>{7, 8, 2, 9});
   // self broadcast by a larger mask (out of place only).
   tg::Tensor s = tg::tensor(std::vector<int32_t>{1, 2});
-  tg::Tensor r = tg::masked_scatter(s, bools({true, false, false, true}, {2, 2}), tg::tensor(std::vector<int32_t>{8, 9}));
+  tg::Tensor r = tg::masked_scatter(s, bools({true, false, false, true}, {2, 2}),
+                                    tg::tensor(std::vector<int32_t>{8, 9}));
   CHECK(r.shape() == tg::Shape{2, 2});
   CHECK(r.dtype() == tg::kInt32);
   CHECK(values(r) == std::vector<double>{8, 2, 1, 9});
@@ -194,12 +198,12 @@ TEST_CASE("masked_scatter_: in place, and every rejected call leaves self unchan
   CHECK(values(x) == std::vector<double>{1, 7, 3, 4, 8, 6});
   tg::Tensor row = bools({true, true, false}, {3});
   // Too few source elements: PyTorch's CPU kernel writes the first ones before it fails.
-  check_rejected_inplace<tg::ValueError>(x, "the mask selects 4 elements but source has only 3", [&] {
-    tg::masked_scatter_(x, row, tg::tensor({-1., -2., -3.}));
-  });
-  check_rejected_inplace<tg::TypeError>(x, "source has dtype float32 but self has dtype float64", [&] {
-    tg::masked_scatter_(x, row, tg::ones({6}));
-  });
+  check_rejected_inplace<tg::ValueError>(x, "the mask selects 4 elements but source has only 3",
+                                         [&] {
+                                           tg::masked_scatter_(x, row, tg::tensor({-1., -2., -3.}));
+                                         });
+  check_rejected_inplace<tg::TypeError>(x, "source has dtype float32 but self has dtype float64",
+                                        [&] { tg::masked_scatter_(x, row, tg::ones({6})); });
   check_rejected_inplace<tg::TypeError>(x, "mask has dtype int64", [&] {
     x.masked_scatter_(tg::tensor(std::vector<int64_t>{1, 0, 1}), tg::ones({6}, tg::kFloat64));
   });
@@ -207,11 +211,13 @@ TEST_CASE("masked_scatter_: in place, and every rejected call leaves self unchan
     tg::masked_scatter_(x, bools({true, false}, {2}), tg::ones({6}, tg::kFloat64));
   });
   check_rejected_inplace<tg::ValueError>(x, "cannot change self's shape", [&] {
-    tg::masked_scatter_(x, bools({true, false, true, false, true, false}, {3, 2, 1}), tg::ones({9}, tg::kFloat64));
+    tg::masked_scatter_(x, bools({true, false, true, false, true, false}, {3, 2, 1}),
+                        tg::ones({9}, tg::kFloat64));
   });
   // The out-of-place form reports the same errors and leaves its inputs alone too.
   tg::Tensor src = tg::tensor({-1., -2., -3.});
-  CHECK_THROWS_WITH_AS(tg::masked_scatter(x, row, src), doctest::Contains("[masked_scatter]"), tg::ValueError);
+  CHECK_THROWS_WITH_AS(tg::masked_scatter(x, row, src), doctest::Contains("[masked_scatter]"),
+                       tg::ValueError);
   CHECK(values(src) == std::vector<double>{-1, -2, -3});
 }
 
@@ -235,16 +241,18 @@ TEST_CASE("index_fill: negative, repeated and 0-d indices, tensor and number val
   CHECK(values(tg::index_fill(x, 1, cols, tg::scalar_tensor(-1.0))) ==
         std::vector<double>{-1, 2, 3, -1, -1, 6, 7, -1, -1, 10, 11, -1});
   tg::Tensor last = tg::tensor(std::vector<int32_t>{-1}).reshape({});  // 0-d int32 index
-  CHECK(values(tg::index_fill(x, 0, last, 2.5)) == std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 2.5, 2.5, 2.5, 2.5});
+  CHECK(values(tg::index_fill(x, 0, last, 2.5)) ==
+        std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 2.5, 2.5, 2.5, 2.5});
   CHECK(values(x.index_fill_scalar(-2, tg::tensor(std::vector<int64_t>{1, 1}), 0)) ==
         std::vector<double>{1, 2, 3, 4, 0, 0, 0, 0, 9, 10, 11, 12});
   // An empty index fills nothing; a 0-d self has one position along dim 0.
   CHECK(values(tg::index_fill(x, 1, tg::zeros({0}, tg::kInt64), 7.0)) == values(x));
-  CHECK(values(tg::index_fill(tg::scalar_tensor(3.0), -1, tg::tensor(std::vector<int64_t>{-1}), 7.0)) ==
-        std::vector<double>{7});
+  CHECK(values(tg::index_fill(tg::scalar_tensor(3.0), -1, tg::tensor(std::vector<int64_t>{-1}),
+                              7.0)) == std::vector<double>{7});
   // Integer self, transposed self.
   tg::Tensor i = tg::tensor(std::vector<int64_t>{1, 2, 3, 4}).reshape({2, 2});
-  CHECK(values(tg::index_fill(i.t(), 1, tg::tensor(std::vector<int64_t>{0}), 9)) == std::vector<double>{9, 3, 9, 4});
+  CHECK(values(tg::index_fill(i.t(), 1, tg::tensor(std::vector<int64_t>{0}), 9)) ==
+        std::vector<double>{9, 3, 9, 4});
 }
 
 TEST_CASE("index_fill: gradients count each filled slice once") {
@@ -266,24 +274,22 @@ TEST_CASE("index_fill: gradients count each filled slice once") {
 TEST_CASE("index_fill_: rejected calls name the problem and change nothing") {
   tg::Tensor x = tg::tensor({{1., 2., 3., 4.}, {5., 6., 7., 8.}, {9., 10., 11., 12.}});
   tg::Tensor ok = tg::tensor(std::vector<int64_t>{0});
-  check_rejected_inplace<tg::IndexError>(x, "index 4 is out of range for dim 1 of size 4 (expected an index in [-4, 3])", [&] {
-    tg::index_fill_(x, 1, tg::tensor(std::vector<int64_t>{0, 4}), 0.0);
-  });
+  check_rejected_inplace<tg::IndexError>(
+      x, "index 4 is out of range for dim 1 of size 4 (expected an index in [-4, 3])", [&] {
+        tg::index_fill_(x, 1, tg::tensor(std::vector<int64_t>{0, 4}), 0.0);
+      });
   check_rejected_inplace<tg::IndexError>(x, "index -4 is out of range for dim 0 of size 3", [&] {
     tg::index_fill_(x, 0, tg::tensor(std::vector<int32_t>{-4}), 0.0);
   });
-  check_rejected_inplace<tg::TypeError>(x, "index has dtype float64", [&] {
-    tg::index_fill_(x, 0, tg::tensor({0.}), 0.0);
-  });
+  check_rejected_inplace<tg::TypeError>(x, "index has dtype float64",
+                                        [&] { tg::index_fill_(x, 0, tg::tensor({0.}), 0.0); });
   check_rejected_inplace<tg::ValueError>(x, "index must be 0-d or 1-d, got a 2-d tensor", [&] {
     tg::index_fill_(x, 0, ok.reshape({1, 1}), 0.0);
   });
-  check_rejected_inplace<tg::IndexError>(x, "dim 2 is out of range", [&] {
-    tg::index_fill_(x, 2, ok, 0.0);
-  });
-  check_rejected_inplace<tg::ValueError>(x, "value must be a 0-d tensor", [&] {
-    tg::index_fill_(x, 0, ok, tg::tensor({1.}));
-  });
+  check_rejected_inplace<tg::IndexError>(x, "dim 2 is out of range",
+                                         [&] { tg::index_fill_(x, 2, ok, 0.0); });
+  check_rejected_inplace<tg::ValueError>(x, "value must be a 0-d tensor",
+                                         [&] { tg::index_fill_(x, 0, ok, tg::tensor({1.})); });
 }
 
 TEST_CASE("index_fill: large inputs agree with a plain loop") {
@@ -302,7 +308,8 @@ TEST_CASE("masked_select / masked_scatter / its backward: random masks, odd size
   // Odd lengths (not multiples of the kernels' 8-element steps or 512-element blocks), short
   // periods that get tiled, full-shape masks and column masks, all against plain loops.
   std::mt19937 rng(7);
-  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{37, 1027}, {5, 3}, {1, 1}, {600, 13}}) {
+  for (const auto& [rows, cols] :
+       {std::pair<int64_t, int64_t>{37, 1027}, {5, 3}, {1, 1}, {600, 13}}) {
     for (int layout = 0; layout < 3; ++layout) {
       CAPTURE(rows);
       CAPTURE(cols);

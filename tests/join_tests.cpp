@@ -36,10 +36,10 @@ TEST_CASE("cat: dtype promotion and skipped 1-D empty tensors") {
 
 TEST_CASE("cat: rejected inputs") {
   CHECK_THROWS_WITH_AS(tg::cat({}), doctest::Contains("[cat]"), tg::ValueError);
-  CHECK_THROWS_WITH_AS(
-      tg::cat({tg::zeros({2, 3}), tg::zeros({3, 4})}),
-      doctest::Contains("tensors[0] has shape [2, 3], tensors[1] has shape [3, 4]"),
-      tg::ValueError);
+  CHECK_THROWS_WITH_AS(tg::cat({tg::zeros({2, 3}), tg::zeros({3, 4})}),
+                       doctest::Contains(
+                           "tensors[0] has shape [2, 3], tensors[1] has shape [3, 4]"),
+                       tg::ValueError);
   CHECK_THROWS_AS(tg::cat({tg::zeros({2, 3}), tg::zeros({2, 3, 1})}, 1), tg::ValueError);
   CHECK_THROWS_AS(tg::cat({tg::zeros({}), tg::zeros({})}), tg::ValueError);
   CHECK_THROWS_AS(tg::cat({tg::zeros({2, 3})}, 2), tg::IndexError);
@@ -63,10 +63,10 @@ TEST_CASE("stack: new dim at the front, middle and end") {
 
 TEST_CASE("stack: rejected inputs") {
   CHECK_THROWS_WITH_AS(tg::stack({}), doctest::Contains("[stack]"), tg::ValueError);
-  CHECK_THROWS_WITH_AS(
-      tg::stack({tg::zeros({2, 3}), tg::zeros({3, 2})}),
-      doctest::Contains("tensors[0] has shape [2, 3], tensors[1] has shape [3, 2]"),
-      tg::ValueError);
+  CHECK_THROWS_WITH_AS(tg::stack({tg::zeros({2, 3}), tg::zeros({3, 2})}),
+                       doctest::Contains(
+                           "tensors[0] has shape [2, 3], tensors[1] has shape [3, 2]"),
+                       tg::ValueError);
   CHECK_THROWS_AS(tg::stack({tg::zeros({2})}, 2), tg::IndexError);
 }
 

@@ -41,9 +41,9 @@ TEST_CASE("gelu: erf and tanh forms, first and second derivatives as PyTorch") {
   check_close(g, {-0.01194564720418392, -0.08331547058768635, 0.13250487534383712, 0.5,
                   0.8674951246561629, 1.0833154705876864, 1.037611085908145});
   CHECK(std::string(g.grad_fn()->name()) == "GeluBackwardBackward");  // the fused op's node
-  check_close(grad_of(g, x), {-0.031022938883566054, 0.24197072451914337, 0.6161143218375241,
-                              0.7978845608028654, 0.6161143218375241, 0.24197072451914337,
-                              -0.07449527709766629});
+  check_close(grad_of(g, x),
+              {-0.031022938883566054, 0.24197072451914337, 0.6161143218375241, 0.7978845608028654,
+               0.6161143218375241, 0.24197072451914337, -0.07449527709766629});
 
   Tensor yt = gelu(x, "tanh");
   check_close(yt, {-0.0036373920817729943, -0.15880800939172324, -0.15428599017485606, 0.0,
@@ -51,22 +51,25 @@ TEST_CASE("gelu: erf and tanh forms, first and second derivatives as PyTorch") {
   Tensor gt = grad_of(yt, x, {}, true);
   check_close(gt, {-0.011584166630969648, -0.08296408384578252, 0.13263009646535764, 0.5,
                    0.8673699035346424, 1.0829640838457826, 1.037951576212666});
-  check_close(grad_of(gt, x), {-0.03176765888607492, 0.24214819798377296, 0.615506895115985,
-                               0.7978845608028654, 0.615506895115985, 0.24214819798377296,
-                               -0.07624539207361294});
+  check_close(grad_of(gt, x),
+              {-0.03176765888607492, 0.24214819798377296, 0.615506895115985, 0.7978845608028654,
+               0.615506895115985, 0.24214819798377296, -0.07624539207361294});
 
   // float32, and the in-place form.
   Tensor xf = x.detach().to(kFloat32);
-  check_close(gelu(xf), {-0.004049867391586304, -0.1586552858352661, -0.1542687863111496, 0.0,
-                         0.3457311987876892, 0.8413447141647339, 2.48447585105896},
+  check_close(gelu(xf),
+              {-0.004049867391586304, -0.1586552858352661, -0.1542687863111496, 0.0,
+               0.3457311987876892, 0.8413447141647339, 2.48447585105896},
               1e-6);
-  check_close(gelu(xf, "tanh"), {-0.0036374330520629883, -0.15880799293518066, -0.1542859971523285, 0.0,
-                                 0.3457140028476715, 0.8411920070648193, 2.4849157333374023},
+  check_close(gelu(xf, "tanh"),
+              {-0.0036374330520629883, -0.15880799293518066, -0.1542859971523285, 0.0,
+               0.3457140028476715, 0.8411920070648193, 2.4849157333374023},
               1e-6);
   Tensor inplace = x.detach().clone();
   gelu_(inplace, "tanh");
   check_close(inplace, yt.to_vector<double>(), 0);
-  CHECK_THROWS_WITH_AS(gelu(x, "erf"), doctest::Contains("[gelu] approximate must be one of none, tanh"),
+  CHECK_THROWS_WITH_AS(gelu(x, "erf"),
+                       doctest::Contains("[gelu] approximate must be one of none, tanh"),
                        ValueError);
 }
 
@@ -96,7 +99,7 @@ TEST_CASE("dropout: seeded mask, kept fraction, scaling, and a gradient on the s
   auto [y2, mask2] = dropout(x, 0.3);
   CHECK(y1.to_vector<double>() == y2.to_vector<double>());  // same seed, same mask
   CHECK(mask1.to_vector<bool>() == mask2.to_vector<bool>());
-  auto [y3, mask3] = dropout(x, 0.3);                        // the generator moved on
+  auto [y3, mask3] = dropout(x, 0.3);  // the generator moved on
   CHECK(mask3.to_vector<bool>() != mask1.to_vector<bool>());
 
   const double kept = mean(mask1.to(kFloat64)).item<double>();
@@ -114,7 +117,8 @@ TEST_CASE("dropout: seeded mask, kept fraction, scaling, and a gradient on the s
   Tensor out = std::get<0>(dropout(xs, 0.6));
   const std::vector<double> g = grad_of(out, xs).to_vector<double>(), o = out.to_vector<double>();
   bool grad_matches = true;
-  for (size_t i = 0; i < g.size(); ++i) grad_matches = grad_matches && g[i] == (o[i] == 0 ? 0.0 : 1.0 / 0.4);
+  for (size_t i = 0; i < g.size(); ++i)
+    grad_matches = grad_matches && g[i] == (o[i] == 0 ? 0.0 : 1.0 / 0.4);
   CHECK(grad_matches);
 }
 
@@ -128,7 +132,8 @@ TEST_CASE("dropout: p = 0, p = 1, eval mode, and a bad p") {
   CHECK(all_dropped.to_vector<double>() == std::vector<double>{0.0, 0.0, 0.0});
   CHECK(grad_of(all_dropped, x).to_vector<double>() == std::vector<double>{0.0, 0.0, 0.0});
   CHECK(grad_of(eval, x).to_vector<double>() == std::vector<double>{1.0, 1.0, 1.0});
-  CHECK_THROWS_WITH_AS(dropout(x, 1.5), doctest::Contains("[dropout] p must be in [0, 1], got 1.5"), ValueError);
+  CHECK_THROWS_WITH_AS(dropout(x, 1.5), doctest::Contains("[dropout] p must be in [0, 1], got 1.5"),
+                       ValueError);
 }
 
 TEST_CASE("layer_norm: values and the gradients of self, weight and bias") {
@@ -149,19 +154,22 @@ TEST_CASE("layer_norm: values and the gradients of self, weight and bias") {
   Tensor y2 = layer_norm(x, {2, 3});
   check_close(y2, {-0.35491343168580414, 0.2535095940612886, 1.470355645555474, -1.5717594831799895,
                    -0.6591249445593506, 0.8619326198083813});
-  check_close(grad_of(y2, x, go), {0.5899672619508133, -1.1167457879615441, 0.6414238310640298,
-                                   -0.07304091072999365, 0.34816234056222495, -0.38976673488553026});
+  check_close(grad_of(y2, x, go),
+              {0.5899672619508133, -1.1167457879615441, 0.6414238310640298, -0.07304091072999365,
+               0.34816234056222495, -0.38976673488553026});
   check_close(layer_norm(x.detach().to(kFloat32), {3}),
               {-1.06904137134552, -0.2672603130340576, 1.3363018035888672, -1.1111657619476318,
                -0.20203018188476562, 1.3131959438323975},
               1e-6);
 
   CHECK_THROWS_WITH_AS(layer_norm(x, {2}),
-                       doctest::Contains("[layer_norm] normalized_shape [2] must match the trailing dims of "
-                                         "self's shape [2, 3]"),
+                       doctest::Contains(
+                           "[layer_norm] normalized_shape [2] must match the trailing dims of "
+                           "self's shape [2, 3]"),
                        ValueError);
   CHECK_THROWS_WITH_AS(layer_norm(x, {3}, tensor({1.0, 2.0})),
-                       doctest::Contains("weight must have shape normalized_shape [3], got [2]"), ValueError);
+                       doctest::Contains("weight must have shape normalized_shape [3], got [2]"),
+                       ValueError);
 }
 
 TEST_CASE("mse_loss: none, mean, sum and both gradients") {
@@ -189,34 +197,36 @@ TEST_CASE("binary_cross_entropy_with_logits: values, weights and gradients as Py
   // PyTorch gives 9.348e-14 for element 2: its log(exp(-m) + exp(-x - m)) loses the last digits;
   // log1p(exp(-30)) is the exact value.
   check_close(binary_cross_entropy_with_logits(x, t, {}, {}, "none"),
-              {0.1269280110429726, 0.4740769841801067, 9.357622968839737e-14, 1.2514132779827523, 0.0,
-               0.6931471805599453});
+              {0.1269280110429726, 0.4740769841801067, 9.357622968839737e-14, 1.2514132779827523,
+               0.0, 0.6931471805599453});
   Tensor loss = binary_cross_entropy_with_logits(x, t);
   check_close(loss, {0.42426090896097834});
   auto g = autograd::grad({loss}, {x, t});
-  check_close(g[0], {0.019867153670352924, -0.0629234447996909, -1.5580129778906365e-14, 0.0862624126989406,
-                     7.080590425485981e-19, 0.0});
-  check_close(g[1], {0.3333333333333333, -0.08333333333333333, -5.0, -0.25, 6.666666666666667, -0.0});
+  check_close(g[0], {0.019867153670352924, -0.0629234447996909, -1.5580129778906365e-14,
+                     0.0862624126989406, 7.080590425485981e-19, 0.0});
+  check_close(g[1],
+              {0.3333333333333333, -0.08333333333333333, -5.0, -0.25, 6.666666666666667, -0.0});
   check_close(binary_cross_entropy_with_logits(x, t, {}, {}, "sum"), {2.54556545376587});
 
   Tensor w = tensor({1.0, 2.0, 0.5}), pw = tensor({3.0, 0.5, 1.0});
   check_close(binary_cross_entropy_with_logits(x, t, w, pw, "none"),
-              {0.1269280110429727, 0.4740769841801067, 4.6788114844198684e-14, 1.3722612447724039, 0.0,
-               0.34657359027997264});
+              {0.1269280110429727, 0.4740769841801067, 4.6788114844198684e-14, 1.3722612447724039,
+               0.0, 0.34657359027997264});
   Tensor weighted = binary_cross_entropy_with_logits(x, t, w, pw);
   check_close(weighted, {0.38663997171258374});
   auto gw = autograd::grad({weighted}, {x, t});
-  check_close(gw[0], {0.019867153670352924, -0.0629234447996909, -7.790064889453182e-15, 0.06801986031830498,
-                      1.4161180850971963e-18, 0.0});
-  check_close(gw[1], {1.0423093370143244, -0.24567949736335112, -2.5, -0.18286224067241585, 6.666666666666667,
-                      0.0});
+  check_close(gw[0], {0.019867153670352924, -0.0629234447996909, -7.790064889453182e-15,
+                      0.06801986031830498, 1.4161180850971963e-18, 0.0});
+  check_close(gw[1], {1.0423093370143244, -0.24567949736335112, -2.5, -0.18286224067241585,
+                      6.666666666666667, 0.0});
 
   // Huge logits do not overflow.
-  check_close(binary_cross_entropy_with_logits(tensor({1000.0, -1000.0, -1000.0}), tensor({1.0, 1.0, 0.0}), {},
-                                               {}, "none"),
+  check_close(binary_cross_entropy_with_logits(tensor({1000.0, -1000.0, -1000.0}),
+                                               tensor({1.0, 1.0, 0.0}), {}, {}, "none"),
               {0.0, 1000.0, 0.0}, 0);
   CHECK_THROWS_WITH_AS(binary_cross_entropy_with_logits(x, tensor({1.0, 0.0, 1.0})),
-                       doctest::Contains("target must have self's shape [2, 3], got [3]"), ValueError);
+                       doctest::Contains("target must have self's shape [2, 3], got [3]"),
+                       ValueError);
 }
 
 TEST_CASE("embedding: rows by index, padding_idx gets no gradient, range errors") {
@@ -234,7 +244,9 @@ TEST_CASE("embedding: rows by index, padding_idx gets no gradient, range errors"
   CHECK(one.shape() == Shape{2});
   check_close(one, {6.0, 7.0}, 0);
   CHECK_THROWS_WITH_AS(embedding(w, tensor({0, 4})),
-                       doctest::Contains("[embedding] index 4 is out of range for weight with 4 rows"),
+                       doctest::Contains(
+                           "[embedding] index 4 is out of range for weight with 4 rows"),
                        IndexError);
-  CHECK_THROWS_WITH_AS(embedding(w, tensor({-1})), doctest::Contains("index -1 is out of range"), IndexError);
+  CHECK_THROWS_WITH_AS(embedding(w, tensor({-1})), doctest::Contains("index -1 is out of range"),
+                       IndexError);
 }

@@ -14,7 +14,8 @@ namespace {
 void check_close(const Tensor& t, const std::vector<double>& expected, double tol = 1e-9) {
   const auto got = t.to_vector<double>();
   REQUIRE(got.size() == expected.size());
-  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(expected[i]).epsilon(tol));
+  for (size_t i = 0; i < got.size(); ++i)
+    CHECK(got[i] == doctest::Approx(expected[i]).epsilon(tol));
 }
 
 struct TwoLayer : nn::Module {
@@ -65,8 +66,8 @@ TEST_CASE("Module: names, parameters, state_dict and strict loading") {
   StateDict bad = state;
   bad["fc1.weight"] = zeros({4, 3});
   bad["fc2.weight"] = zeros({2, 5});
-  CHECK_THROWS_WITH_AS(other.load_state_dict(bad), doctest::Contains("'fc2.weight' has shape [2, 5]"),
-                       ValueError);
+  CHECK_THROWS_WITH_AS(other.load_state_dict(bad),
+                       doctest::Contains("'fc2.weight' has shape [2, 5]"), ValueError);
   CHECK(other.fc1->weight.to_vector<float>() == before);
   StateDict missing = state;
   missing.erase("fc1.bias");
@@ -75,8 +76,8 @@ TEST_CASE("Module: names, parameters, state_dict and strict loading") {
   other.load_state_dict(missing, /*strict=*/false);
   StateDict extra = state;
   extra["fc3.weight"] = zeros({1});
-  CHECK_THROWS_WITH_AS(other.load_state_dict(extra), doctest::Contains("unexpected key 'fc3.weight'"),
-                       ValueError);
+  CHECK_THROWS_WITH_AS(other.load_state_dict(extra),
+                       doctest::Contains("unexpected key 'fc3.weight'"), ValueError);
 }
 
 TEST_CASE("Module: train/eval reaches submodules - printing") {
@@ -100,8 +101,8 @@ TEST_CASE("Module: train/eval reaches submodules - printing") {
 TEST_CASE("Linear: exact values, PyTorch's init bounds, gradients") {
   manual_seed(1);
   nn::Linear fc(3, 2, true, kFloat64);
-  fc.load_state_dict({{"weight", tensor({{1.0, 2.0, 3.0}, {-1.0, 0.5, 0.0}})},
-                      {"bias", tensor({0.5, -0.5})}});
+  fc.load_state_dict(
+      {{"weight", tensor({{1.0, 2.0, 3.0}, {-1.0, 0.5, 0.0}})}, {"bias", tensor({0.5, -0.5})}});
   const Tensor x = tensor({{1.0, 1.0, 1.0}, {0.0, 2.0, -1.0}});
   check_close(fc(x), {6.5, -1.0, 1.5, 0.5});
   fc(x).sum().backward();
@@ -126,33 +127,39 @@ TEST_CASE("SGD matches torch.optim.SGD") {
   {
     Tensor p = start_param();
     nn::SGD opt({p}, {.lr = 0.1, .momentum = 0.9, .dampening = 0.1, .weight_decay = 0.01});
-    check_close(tensor(train_three_steps(opt, p)), {-0.35525093781, 0.63532120462, -0.729672295405});
+    check_close(tensor(train_three_steps(opt, p)),
+                {-0.35525093781, 0.63532120462, -0.729672295405});
   }
   {
     Tensor p = start_param();
     nn::SGD opt({p}, {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true});
-    check_close(tensor(train_three_steps(opt, p)), {-0.664711340159, 0.509527893418, -0.3681917484295});
+    check_close(tensor(train_three_steps(opt, p)),
+                {-0.664711340159, 0.509527893418, -0.3681917484295});
   }
   CHECK_THROWS_WITH_AS(nn::SGD({start_param()}, {.lr = 0.1, .nesterov = true}),
                        doctest::Contains("nesterov needs momentum > 0"), ValueError);
-  CHECK_THROWS_WITH_AS(nn::SGD({tensor({1.0})}, {}), doctest::Contains("requires grad"), ValueError);
+  CHECK_THROWS_WITH_AS(nn::SGD({tensor({1.0})}, {}), doctest::Contains("requires grad"),
+                       ValueError);
 }
 
 TEST_CASE("Adam, AMSGrad and AdamW match torch.optim") {
   {
     Tensor p = start_param();
     nn::Adam opt({p}, {.lr = 0.1, .weight_decay = 0.01});
-    check_close(tensor(train_three_steps(opt, p)), {0.7009048596003349, -1.700738062129365, 0.2029725231048794});
+    check_close(tensor(train_three_steps(opt, p)),
+                {0.7009048596003349, -1.700738062129365, 0.2029725231048794});
   }
   {
     Tensor p = start_param();
     nn::Adam opt({p}, {.lr = 0.1, .amsgrad = true});
-    check_close(tensor(train_three_steps(opt, p)), {0.7009028705180997, -1.7007383998064156, 0.20297049327688482});
+    check_close(tensor(train_three_steps(opt, p)),
+                {0.7009028705180997, -1.7007383998064156, 0.20297049327688482});
   }
   {
     Tensor p = start_param();
     nn::AdamW opt({p}, {.lr = 0.1, .weight_decay = 0.1});
-    check_close(tensor(train_three_steps(opt, p)), {0.6743071513248575, -1.6445184542474305, 0.19133267490148453});
+    check_close(tensor(train_three_steps(opt, p)),
+                {0.6743071513248575, -1.6445184542474305, 0.19133267490148453});
   }
 }
 
@@ -178,8 +185,8 @@ TEST_CASE("Optimizer state_dict resumes training exactly") {
 
   StateDict bad = saved;
   bad["param.0.exp_avg"] = zeros({4}, kFloat64);
-  CHECK_THROWS_WITH_AS(resumed.load_state_dict(bad), doctest::Contains("'param.0.exp_avg' has shape [4]"),
-                       ValueError);
+  CHECK_THROWS_WITH_AS(resumed.load_state_dict(bad),
+                       doctest::Contains("'param.0.exp_avg' has shape [4]"), ValueError);
   CHECK(resumed.steps() == 6);  // unchanged by the failed load
 }
 
@@ -201,7 +208,8 @@ TEST_CASE("StepLR and CosineAnnealingLR match torch.optim.lr_scheduler") {
     cosine.step();
     lrs.push_back(opt2.lr());
   }
-  check_close(tensor(lrs), {0.8681980515339464, 0.55, 0.23180194846605368, 0.1, 0.2318019484660536});
+  check_close(tensor(lrs),
+              {0.8681980515339464, 0.55, 0.23180194846605368, 0.1, 0.2318019484660536});
 }
 
 TEST_CASE("to_dot and tape_of show the recorded ops, their formulas and the leaves") {
@@ -257,7 +265,8 @@ TEST_CASE("Dropout, Embedding, LayerNorm and GELU modules") {
   const Tensor idx = tensor({{int64_t{1}, int64_t{4}}, {int64_t{1}, int64_t{0}}});
   const Tensor e = emb(idx);
   CHECK(e.shape() == Shape{2, 2, 3});
-  CHECK(e.select(0, 0).select(0, 0).to_vector<float>() == emb.weight.select(0, 1).to_vector<float>());
+  CHECK(e.select(0, 0).select(0, 0).to_vector<float>() ==
+        emb.weight.select(0, 1).to_vector<float>());
   e.sum().backward();
   // Row 1 is looked up twice, row 0 once, the padding row gets nothing.
   CHECK(emb.weight.grad().to_vector<float>() ==
@@ -266,7 +275,8 @@ TEST_CASE("Dropout, Embedding, LayerNorm and GELU modules") {
   nn::LayerNorm norm({4}, 1e-5, true, kFloat64);
   const Tensor z = norm(tensor({{1.0, 2.0, 3.0, 4.0}}));
   // (x - 2.5) / sqrt(1.25 + 1e-5), as torch.nn.LayerNorm(4)
-  check_close(z, {-1.341635419968927, -0.4472118066563091, 0.4472118066563089, 1.3416354199689269}, 1e-10);
+  check_close(z, {-1.341635419968927, -0.4472118066563091, 0.4472118066563089, 1.3416354199689269},
+              1e-10);
   CHECK(norm.to_string() == "LayerNorm([4], eps=1e-05, elementwise_affine=true)");
 
   nn::GELU gelu;

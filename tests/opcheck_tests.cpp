@@ -14,10 +14,10 @@
 namespace {
 
 using tg::Tensor;
+using tg::opcheck::SampleArg;
 using tg::registry::ArgInfo;
 using tg::registry::OpInfo;
 using tg::registry::Value;
-using tg::opcheck::SampleArg;
 
 ArgInfo arg(const std::string& name, const std::string& type, std::vector<std::string> dtypes = {},
             const std::string& default_json = "") {
@@ -217,28 +217,38 @@ TEST_CASE("sample parser: options and the dtypes a sample runs in") {
   CHECK(samples[2].reject == "out of range");
   CHECK(samples[2].error == "IndexError");
   CHECK(tg::opcheck::sample_dtypes(op, samples[2]) == std::vector<tg::DType>{tg::kBool});
-  CHECK(tg::opcheck::sample_dtypes(op, samples[3]) == std::vector<tg::DType>{tg::kFloat32, tg::kFloat64});
+  CHECK(tg::opcheck::sample_dtypes(op, samples[3]) ==
+        std::vector<tg::DType>{tg::kFloat32, tg::kFloat64});
 }
 
 TEST_CASE("sample parser: malformed samples name the op, the sample and the problem") {
   OpInfo op = toy_op();
   CHECK(contains(parse_error(op, R"([{"self": [2], "index": [1], "bogus": 1}])"),
                  "[opcheck] op 'toy' sample 0: unknown key 'bogus'"));
-  CHECK(contains(parse_error(op, R"([{"self": [2]}])"), "arg 'index' is missing and has no default"));
-  CHECK(contains(parse_error(op, R"([{"self": [2], "index": [1]}, {"self": {"shape": [2, 2], "values": [1, 2, 3]}, "index": [1]}])"),
-                 "sample 1 arg 'self': \"values\" has 3 entries, shape [2, 2] needs 4"));
-  CHECK(contains(parse_error(op, R"([{"self": 2, "index": [1]}])"), "expected a shape list or a tensor object"));
-  CHECK(contains(parse_error(op, R"([{"self": [2], "index": [1], "dim": 1.5}])"), "expected an integer"));
+  CHECK(
+      contains(parse_error(op, R"([{"self": [2]}])"), "arg 'index' is missing and has no default"));
+  CHECK(contains(
+      parse_error(
+          op,
+          R"([{"self": [2], "index": [1]}, {"self": {"shape": [2, 2], "values": [1, 2, 3]}, "index": [1]}])"),
+      "sample 1 arg 'self': \"values\" has 3 entries, shape [2, 2] needs 4"));
+  CHECK(contains(parse_error(op, R"([{"self": 2, "index": [1]}])"),
+                 "expected a shape list or a tensor object"));
+  CHECK(contains(parse_error(op, R"([{"self": [2], "index": [1], "dim": 1.5}])"),
+                 "expected an integer"));
   CHECK(contains(parse_error(op, R"([{"self": [2], "index": [1], "error": "ValueError"}])"),
                  "\"error\" is only meaningful with \"reject\""));
-  CHECK(contains(parse_error(op, R"([{"self": {"shape": [2], "transpose": [0, 1]}, "index": [1]}])"),
-                 "out of range for shape [2]"));
+  CHECK(
+      contains(parse_error(op, R"([{"self": {"shape": [2], "transpose": [0, 1]}, "index": [1]}])"),
+               "out of range for shape [2]"));
   CHECK(contains(parse_error(op, "{"), "invalid JSON"));
 }
 
 TEST_CASE("clone_args copies every tensor, layout included") {
   OpInfo op = toy_op();
-  auto s = parse(op, R"([{"self": {"shape": [2, 3], "transpose": [0, 1]}, "index": [1], "tensors": [[2]]}])")[0];
+  auto s = parse(
+      op,
+      R"([{"self": {"shape": [2, 3], "transpose": [0, 1]}, "index": [1], "tensors": [[2]]}])")[0];
   auto c = tg::opcheck::materialize(op, s, tg::kFloat64, 5);
   auto copy = tg::opcheck::clone_args(c.args);
   const Tensor& a = std::get<Tensor>(c.args[0]);
@@ -246,7 +256,8 @@ TEST_CASE("clone_args copies every tensor, layout included") {
   CHECK(b.strides() == a.strides());
   CHECK(b.to_vector<double>() == a.to_vector<double>());
   CHECK(b.data_ptr() != a.data_ptr());
-  CHECK(std::get<std::vector<Tensor>>(copy[3])[0].data_ptr() != std::get<std::vector<Tensor>>(c.args[3])[0].data_ptr());
+  CHECK(std::get<std::vector<Tensor>>(copy[3])[0].data_ptr() !=
+        std::get<std::vector<Tensor>>(c.args[3])[0].data_ptr());
 }
 
 // ---- check_op on toy ops --------------------------------------------------------------------
@@ -309,8 +320,8 @@ TEST_CASE("check_op passes a correct op and counts its checks") {
   CHECK(r.ok);
   CHECK(r.op == "twice");
   CHECK(r.samples == 3);
-  CHECK(r.forward == 4);         // two samples in two dtypes
-  CHECK(r.gradchecks == 2);      // float64 only
+  CHECK(r.forward == 4);     // two samples in two dtypes
+  CHECK(r.gradchecks == 2);  // float64 only
   CHECK(r.gradgradchecks == 2);
   CHECK(r.inplace == 4);
   CHECK(r.rejects == 2);
@@ -352,10 +363,12 @@ TEST_CASE("check_op catches rejects that modify inputs or do not happen") {
   op.call = &twice_never_rejects;
   auto lax = tg::opcheck::check_op(op);
   CHECK_FALSE(lax.ok);
-  CHECK(contains(lax.report, "twice succeeded; expected an error containing 'k must be non-negative'"));
+  CHECK(contains(lax.report,
+                 "twice succeeded; expected an error containing 'k must be non-negative'"));
 
   op = twice_op();
-  op.samples_json = R"([{"reject": "k must be non-negative", "error": "IndexError", "self": [2], "k": -1}])";
+  op.samples_json =
+      R"([{"reject": "k must be non-negative", "error": "IndexError", "self": [2], "k": -1}])";
   auto kind = tg::opcheck::check_op(op);
   CHECK_FALSE(kind.ok);
   CHECK(contains(kind.report, "twice threw ValueError, expected IndexError"));

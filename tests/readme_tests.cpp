@@ -28,7 +28,8 @@ TEST_CASE("README: a first program") {
   auto d2z = tg::autograd::grad({tg::sum(dz[0])}, {z});
   CHECK(d2z[0].to_vector<double>() == std::vector<double>{6, 12});
 
-  auto r = tg::autograd::gradcheck([](const std::vector<tg::Tensor>& in) { return tg::exp(in[0]) * in[0]; }, {z});
+  auto r = tg::autograd::gradcheck(
+      [](const std::vector<tg::Tensor>& in) { return tg::exp(in[0]) * in[0]; }, {z});
   CHECK_MESSAGE(r.ok, r.report);
 }
 

@@ -78,7 +78,7 @@ TEST_CASE("sum: non-adjacent dims, transposed and empty inputs") {
 
 TEST_CASE("reductions of permuted inputs read them in place, in memory order") {
   tg::Tensor x = tg::arange(24, tg::kFloat64).reshape({2, 3, 4});  // x[i,j,k] = 12i + 4j + k
-  tg::Tensor p = x.permute({2, 0, 1});                              // p[k,i,j] = x[i,j,k]
+  tg::Tensor p = x.permute({2, 0, 1});                             // p[k,i,j] = x[i,j,k]
   CHECK(values(tg::sum(p, {0, 2})) == std::vector<double>{66, 210});
   tg::Tensor s = tg::sum(p, {1}, true);  // s[k,0,j] = x[0,j,k] + x[1,j,k] = 12 + 8j + 2k
   CHECK(s.shape() == tg::Shape{4, 1, 3});

@@ -123,8 +123,10 @@ TEST_CASE("safetensors: an empty dict is '{}' padded to 8 bytes - no metadata ke
 }
 
 TEST_CASE("safetensors: the data starts 8-byte aligned and every tensor is aligned to its size") {
-  StateDict tensors{{"b", tg::tensor({true})},         {"i", tg::tensor(std::vector<int32_t>{1})},
-                    {"f", tg::tensor({1.0f, 2.0f, 3.0f})}, {"d", tg::tensor({1.0})},
+  StateDict tensors{{"b", tg::tensor({true})},
+                    {"i", tg::tensor(std::vector<int32_t>{1})},
+                    {"f", tg::tensor({1.0f, 2.0f, 3.0f})},
+                    {"d", tg::tensor({1.0})},
                     {"l", tg::tensor({int64_t{1}})}};
   std::string bytes = tg::save_to_bytes(tensors);
   uint64_t n = 0;
@@ -177,9 +179,9 @@ TEST_CASE("safetensors: round trip of every dtype, 0-d, empty and special values
 TEST_CASE("safetensors: views and tensors that require grad are saved by value, row-major") {
   Tensor base = tg::tensor(std::vector<double>{0, 1, 2, 3, 4, 5}, {2, 3});
   Tensor param = tg::tensor({1.0, 2.0}).requires_grad_();
-  StateDict tensors{{"t", base.t()},                                   // transposed
-                    {"s", base.slice(1, 0, 3, 2)},                     // step 2
-                    {"e", tg::tensor({7.0f}).expand({2, 2})},          // stride 0
+  StateDict tensors{{"t", base.t()},                           // transposed
+                    {"s", base.slice(1, 0, 3, 2)},             // step 2
+                    {"e", tg::tensor({7.0f}).expand({2, 2})},  // stride 0
                     {"p", param}};
   StateDict back = tg::load_from_bytes(tg::save_to_bytes(tensors));
   CHECK(back.at("t").shape() == Shape{3, 2});
@@ -214,15 +216,20 @@ TEST_CASE("safetensors: save and load files, metadata, atomic replace") {
 
 TEST_CASE("safetensors: save rejects what the format cannot hold, and reports I/O errors") {
   CHECK(error_of([] { tg::save_to_bytes({{"a", Tensor()}}); }) == "[save] tensor 'a' is undefined");
-  CHECK(error_of([] { tg::save_to_bytes({{"__metadata__", tg::tensor({1.0})}}); }) ==
-        "[save] the name '__metadata__' is reserved for the metadata; rename that tensor");
-  CHECK(error_of([] { tg::save_to_bytes({{"h", tg::empty({2}, tg::kFloat16)}}); }) ==
+  CHECK(error_of([] {
+          tg::save_to_bytes({{"__metadata__", tg::tensor({1.0})}});
+        }) == "[save] the name '__metadata__' is reserved for the metadata; rename that tensor");
+  CHECK(error_of([] {
+          tg::save_to_bytes({{"h", tg::empty({2}, tg::kFloat16)}});
+        }) ==
         "[save] tensor 'h' has dtype float16; tapegrad saves bool, int32, int64, float32 and "
         "float64");
-  CHECK(error_of([] { tg::save_to_bytes({{"bad\xff", tg::tensor({1.0})}}); })
-            .starts_with("[save] tensor names and metadata must be valid UTF-8"));
-  CHECK(error_of([] { tg::save_to_bytes({}, {{"k", "\xc3"}}); })
-            .starts_with("[save] tensor names and metadata must be valid UTF-8"));
+  CHECK(error_of([] {
+          tg::save_to_bytes({{"bad\xff", tg::tensor({1.0})}});
+        }).starts_with("[save] tensor names and metadata must be valid UTF-8"));
+  CHECK(error_of([] {
+          tg::save_to_bytes({}, {{"k", "\xc3"}});
+        }).starts_with("[save] tensor names and metadata must be valid UTF-8"));
 
   TempDir dir;
   std::string missing = dir.file("no/such/dir/m.safetensors");
@@ -247,10 +254,12 @@ TEST_CASE("safetensors: load reports missing and unreadable files with the path"
   std::string whole = tg::save_to_bytes({{"w", tg::tensor({1.0, 2.0})}});
   write_file(cut, whole.substr(0, whole.size() - 6));
   CHECK(error_of([&] { tg::load(cut); }) ==
-        "[load] " + cut + ": file is truncated: tensor 'w' ends at data byte 16, but only 10 bytes "
-                          "follow the header");
-  CHECK(error_of([&] { tg::load_metadata(cut); })
-            .starts_with("[load] " + cut + ": file is truncated"));
+        "[load] " + cut +
+            ": file is truncated: tensor 'w' ends at data byte 16, but only 10 bytes "
+            "follow the header");
+  CHECK(error_of([&] {
+          tg::load_metadata(cut);
+        }).starts_with("[load] " + cut + ": file is truncated"));
   write_file(cut, "abc");
   CHECK(error_of([&] { tg::load(cut); }) ==
         "[load] " + cut + ": file is 3 bytes long, too short for the 8-byte header length");
@@ -276,16 +285,15 @@ TEST_CASE("safetensors: load accepts any entry order, extra entry keys, empty te
 
 TEST_CASE("safetensors: load rejects a bad header length") {
   CHECK(load_error("") == "file is 0 bytes long, too short for the 8-byte header length");
-  CHECK(load_error("abcdefg") ==
-        "file is 7 bytes long, too short for the 8-byte header length");
+  CHECK(load_error("abcdefg") == "file is 7 bytes long, too short for the 8-byte header length");
   std::string too_long = make_file("{}      ");
   too_long[0] = 100;  // claims 100 header bytes, 8 follow
-  CHECK(load_error(too_long) ==
-        "header length 100 is larger than the rest of the file (8 bytes)");
+  CHECK(load_error(too_long) == "header length 100 is larger than the rest of the file (8 bytes)");
   std::string huge = make_file("{}");
   huge[5] = 1;  // 2^40 + 2
-  CHECK(load_error(huge) == "header length 1099511627778 is over the limit of "
-                            "100000000 bytes (not a safetensors file, or a corrupt one)");
+  CHECK(load_error(huge) ==
+        "header length 1099511627778 is over the limit of "
+        "100000000 bytes (not a safetensors file, or a corrupt one)");
   std::string max = make_file("{}");
   std::memset(max.data(), 0xff, 8);  // 2^64 - 1: no overflow in the size checks
   CHECK(load_error(max).starts_with("header length 18446744073709551615 is over"));
@@ -295,8 +303,7 @@ TEST_CASE("safetensors: load rejects a header that is not a JSON object") {
   CHECK(load_error(make_file(R"({"a":)")).starts_with("header is not valid JSON (parse error"));
   CHECK(load_error(make_file("{} x")).starts_with("header is not valid JSON"));
   CHECK(load_error(make_file("\xff\xfe")).starts_with("header is not valid JSON"));
-  CHECK(load_error(make_file(R"(["a", 1])")) ==
-        "header is a JSON array, expected an object");
+  CHECK(load_error(make_file(R"(["a", 1])")) == "header is a JSON array, expected an object");
   CHECK(load_error(make_file("7")) == "header is a JSON number, expected an object");
 }
 
@@ -304,8 +311,9 @@ TEST_CASE("safetensors: load rejects entries with missing or mistyped fields") {
   auto err = [](const std::string& entry, const std::string& data = std::string(4, '\0')) {
     return load_error(make_file(R"({"t":)" + entry + "}", data));
   };
-  CHECK(err("3") == "tensor 't' is described by 3, expected an object with "
-                    "dtype, shape and data_offsets");
+  CHECK(err("3") ==
+        "tensor 't' is described by 3, expected an object with "
+        "dtype, shape and data_offsets");
   CHECK(err(R"({"shape":[1],"data_offsets":[0,4]})") == "tensor 't' has no \"dtype\"");
   CHECK(err(R"({"dtype":"F32","data_offsets":[0,4]})") == "tensor 't' has no \"shape\"");
   CHECK(err(R"({"dtype":"F32","shape":[1]})") == "tensor 't' has no \"data_offsets\"");
@@ -346,12 +354,9 @@ TEST_CASE("safetensors: load rejects bad shapes and sizes that disagree with the
     std::string json = R"({"t":)" + f32_entry(offsets, shape) + "}";
     return load_error(make_file(json, std::string(data_bytes, '\0')));
   };
-  CHECK(err("[2,-1]", "[0,0]", 0) ==
-        "tensor 't': shape[1] is -1, expected a non-negative integer");
-  CHECK(err("[2.5]", "[0,8]", 8) ==
-        "tensor 't': shape[0] is 2.5, expected a non-negative integer");
-  CHECK(err("[2.0]", "[0,8]", 8) ==
-        "tensor 't': shape[0] is 2.0, expected a non-negative integer");
+  CHECK(err("[2,-1]", "[0,0]", 0) == "tensor 't': shape[1] is -1, expected a non-negative integer");
+  CHECK(err("[2.5]", "[0,8]", 8) == "tensor 't': shape[0] is 2.5, expected a non-negative integer");
+  CHECK(err("[2.0]", "[0,8]", 8) == "tensor 't': shape[0] is 2.0, expected a non-negative integer");
   CHECK(err("[true]", "[0,4]", 4) ==
         "tensor 't': shape[0] is true, expected a non-negative integer");
   CHECK(err("[9223372036854775808]", "[0,4]", 4) ==
@@ -369,10 +374,12 @@ TEST_CASE("safetensors: load rejects bad shapes and sizes that disagree with the
   CHECK(err("[3,4294967296,4294967296,2]", "[0,0]", 0) ==
         "tensor 't': shape [3, 4294967296, 4294967296]... is too large (its size in bytes "
         "overflows int64)");
-  CHECK(err("[2]", "[0,4]", 4) == "tensor 't': shape [2] of F32 needs 8 bytes, but "
-                                  "data_offsets [0, 4] hold 4");
-  CHECK(err("[]", "[0,8]", 8) == "tensor 't': shape [] of F32 needs 4 bytes, but "
-                                 "data_offsets [0, 8] hold 8");
+  CHECK(err("[2]", "[0,4]", 4) ==
+        "tensor 't': shape [2] of F32 needs 8 bytes, but "
+        "data_offsets [0, 4] hold 4");
+  CHECK(err("[]", "[0,8]", 8) ==
+        "tensor 't': shape [] of F32 needs 4 bytes, but "
+        "data_offsets [0, 8] hold 8");
   CHECK(err("[2]", "[8,0]", 8) == "tensor 't': data_offsets [8, 0] begin after end");
 }
 
@@ -432,8 +439,9 @@ TEST_CASE("safetensors: load bounds JSON nesting and never prints a whole value 
   // ~90,000 levels once crashed Release when the error message dumped the value recursively.
   auto nested = [](size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); };
   const std::string deep = nested(90000);
-  const std::string too_deep = "header nests JSON values more than 16 levels deep (a safetensors "
-                               "header needs 3)";
+  const std::string too_deep =
+      "header nests JSON values more than 16 levels deep (a safetensors "
+      "header needs 3)";
   CHECK(load_error(make_file(R"({"__metadata__":)" + deep + "}")) == too_deep);
   CHECK(load_error(make_file(R"({"__metadata__":{"k":)" + deep + "}}")) == too_deep);
   CHECK(load_error(make_file(R"({"t":)" + deep + "}")) == too_deep);
@@ -452,15 +460,16 @@ TEST_CASE("safetensors: load bounds JSON nesting and never prints a whole value 
   CHECK(load_error(make_file(R"({"t":{"dtype":")" + long_string + "\"}}")) ==
         "tensor 't': unknown dtype '" + std::string(61, 'x') + "...'");
   CHECK(load_error(make_file("{\"" + long_string + "\":1}")) ==
-        "tensor '" + std::string(61, 'x') + "...' is described by 1, expected an object with "
-        "dtype, shape and data_offsets");
+        "tensor '" + std::string(61, 'x') +
+            "...' is described by 1, expected an object with "
+            "dtype, shape and data_offsets");
 }
 
 TEST_CASE("safetensors: the reference implementation's own test vector comes out byte for byte") {
   // From safetensors/src/tensor.rs (test_serialization_forced_alignement): "attn0", F32 [1,1,2,3]
   // holding 0..5; the 65-byte JSON is padded with 7 spaces to 72.
-  std::string expected = make_file(
-      R"({"attn0":{"dtype":"F32","shape":[1,1,2,3],"data_offsets":[0,24]}}       )");
+  std::string expected =
+      make_file(R"({"attn0":{"dtype":"F32","shape":[1,1,2,3],"data_offsets":[0,24]}}       )");
   for (float v : {0.f, 1.f, 2.f, 3.f, 4.f, 5.f})
     expected.append(reinterpret_cast<const char*>(&v), 4);
   REQUIRE(expected.size() == 8 + 72 + 24);

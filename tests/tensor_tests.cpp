@@ -15,7 +15,8 @@ TEST_CASE("factories make the right values, shapes and dtypes") {
   CHECK(arange(4).dtype() == kInt64);
   CHECK(arange(4).to_vector<int64_t>() == std::vector<int64_t>{0, 1, 2, 3});
   CHECK(arange(1.0, 2.0, 0.25).to_vector<double>() == std::vector<double>{1, 1.25, 1.5, 1.75});
-  CHECK(linspace(0, 1, 5, kFloat64).to_vector<double>() == std::vector<double>{0, 0.25, 0.5, 0.75, 1});
+  CHECK(linspace(0, 1, 5, kFloat64).to_vector<double>() ==
+        std::vector<double>{0, 0.25, 0.5, 0.75, 1});
   CHECK(eye(2, 3, kInt64).to_vector<int64_t>() == std::vector<int64_t>{1, 0, 0, 0, 1, 0});
   CHECK_THROWS_AS(arange(0, 5, 0), ValueError);
 }
@@ -32,15 +33,15 @@ TEST_CASE("tensor() from vectors and nested lists") {
   CHECK(b.shape() == Shape{1, 1, 2});
   CHECK(b.to_vector<bool>() == std::vector<bool>{true, false});
   CHECK_THROWS_WITH_AS(tensor({{1.0, 2.0}, {3.0}}), doctest::Contains("rectangular"), ValueError);
-  CHECK_THROWS_WITH_AS(tensor(std::vector<double>{1, 2, 3}, {2, 2}), doctest::Contains("needs 4 values, got 3"),
-                       ValueError);
+  CHECK_THROWS_WITH_AS(tensor(std::vector<double>{1, 2, 3}, {2, 2}),
+                       doctest::Contains("needs 4 values, got 3"), ValueError);
 }
 
 TEST_CASE("item and to_vector convert") {
   CHECK(tensor({2.5}).item<double>() == 2.5);
   CHECK(tensor({3}).item<float>() == 3.f);
-  CHECK_THROWS_WITH_AS(tensor({1.0, 2.0}).item<double>(), doctest::Contains("[item] expected a tensor with 1 element"),
-                       ValueError);
+  CHECK_THROWS_WITH_AS(tensor({1.0, 2.0}).item<double>(),
+                       doctest::Contains("[item] expected a tensor with 1 element"), ValueError);
   CHECK(tensor({1.5, -2.5}).to_vector<int64_t>() == std::vector<int64_t>{1, -2});
 }
 
@@ -58,17 +59,18 @@ TEST_CASE("random numbers are seedable") {
 }
 
 TEST_CASE("type promotion follows PyTorch") {
-  Tensor i32 = ones({2}, kInt32), i64 = ones({2}, kInt64), f32 = ones({2}), f64 = ones({2}, kFloat64);
+  Tensor i32 = ones({2}, kInt32), i64 = ones({2}, kInt64), f32 = ones({2}),
+         f64 = ones({2}, kFloat64);
   Tensor b = ones({2}, kBool);
   CHECK(result_type(i32, f64) == kFloat64);
   CHECK(result_type(i32, i64) == kInt64);
   CHECK(result_type(b, i32) == kInt32);
-  CHECK(result_type(i32, Scalar(2.5)) == kFloat32);   // a float number gives the default float dtype
+  CHECK(result_type(i32, Scalar(2.5)) == kFloat32);  // a float number gives the default float dtype
   CHECK(result_type(f32, Scalar(2.5)) == kFloat32);
-  CHECK(result_type(i32, Scalar(7)) == kInt32);       // an int number does not widen an int tensor
+  CHECK(result_type(i32, Scalar(7)) == kInt32);  // an int number does not widen an int tensor
   CHECK(result_type(b, Scalar(7)) == kInt64);
   Tensor zero_d_f64 = full({}, 1.0, kFloat64);
-  CHECK(result_type(f32, zero_d_f64) == kFloat32);    // 0-d tensors count only across categories
+  CHECK(result_type(f32, zero_d_f64) == kFloat32);  // 0-d tensors count only across categories
   CHECK(result_type(i32, zero_d_f64) == kFloat64);
   CHECK(promote_types(kBool, kFloat32) == kFloat32);
   CHECK(can_cast(kInt64, kFloat32));
@@ -76,21 +78,27 @@ TEST_CASE("type promotion follows PyTorch") {
 }
 
 TEST_CASE("printing looks like PyTorch") {
-  CHECK(to_string(tensor({{1.0, 2.0}, {3.0, 4.0}})) == "tensor([[1., 2.],\n        [3., 4.]], dtype=float64)");
+  CHECK(to_string(tensor({{1.0, 2.0}, {3.0, 4.0}})) ==
+        "tensor([[1., 2.],\n        [3., 4.]], dtype=float64)");
   CHECK(to_string(tensor({1.5f, -2.f})) == "tensor([ 1.5000, -2.0000])");
   CHECK(to_string(tensor({1, 20})) == "tensor([ 1, 20])");
   CHECK(to_string(tensor({true, false})) == "tensor([ True, False])");
   CHECK(to_string(full({}, 3.0)) == "tensor(3.)");
-  CHECK(to_string(tensor({1.0}).requires_grad_()) == "tensor([1.], dtype=float64, requires_grad=True)");
+  CHECK(to_string(tensor({1.0}).requires_grad_()) ==
+        "tensor([1.], dtype=float64, requires_grad=True)");
   CHECK(to_string(Tensor()) == "tensor(undefined)");
 }
 
 TEST_CASE("errors carry the op, the argument, expected and got") {
   Tensor a = ones({2, 3}), b = ones({4});
-  CHECK_THROWS_WITH_AS(add(a, b), doctest::Contains("[add] shapes [2, 3] and [4] cannot broadcast"), ValueError);
-  CHECK_THROWS_WITH_AS(add(a, Tensor()), doctest::Contains("[add] other is an undefined tensor"), ValueError);
-  CHECK_THROWS_WITH_AS(a.size(5), doctest::Contains("dim 5 is out of range for a 2-d tensor"), IndexError);
-  Error& base = *std::make_unique<TypeError>("x");  // subclasses derive from tg::Error and std::exception
+  CHECK_THROWS_WITH_AS(add(a, b), doctest::Contains("[add] shapes [2, 3] and [4] cannot broadcast"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(add(a, Tensor()), doctest::Contains("[add] other is an undefined tensor"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(a.size(5), doctest::Contains("dim 5 is out of range for a 2-d tensor"),
+                       IndexError);
+  Error& base =
+      *std::make_unique<TypeError>("x");  // subclasses derive from tg::Error and std::exception
   CHECK(dynamic_cast<std::exception*>(&base) != nullptr);
 }
 

@@ -8,8 +8,7 @@ namespace tg_test {
 
 // The message of the ErrorType (any tg::Error by default) that fn throws, or "" when it throws
 // none.
-template <typename ErrorType = tg::Error, typename Fn>
-std::string error_of(Fn&& fn) {
+template <typename ErrorType = tg::Error, typename Fn> std::string error_of(Fn&& fn) {
   try {
     fn();
   } catch (const ErrorType& e) {

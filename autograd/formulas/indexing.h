@@ -22,7 +22,8 @@ inline Tensor masked_fill_value_backward(const Tensor& grad, const Tensor& mask)
 
 // masked_select(self, mask) -> 1-D: grad goes back to the masked positions of the broadcast
 // shape, zeros elsewhere (the engine then sums it down to self's shape).
-inline Tensor masked_select_backward(const Tensor& grad, const Shape& self_shape, const Tensor& mask) {
+inline Tensor masked_select_backward(const Tensor& grad, const Shape& self_shape,
+                                     const Tensor& mask) {
   const Shape shape = broadcast_shapes("masked_select", self_shape, mask.shape());
   return masked_scatter(zeros(shape, grad.dtype(), grad.device()), mask, grad);
 }

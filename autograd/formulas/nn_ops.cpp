@@ -51,8 +51,8 @@ Tensor embedding_backward(const Tensor& grad, const Shape& weight_shape, const T
                           std::optional<int64_t> padding_idx) {
   const int64_t n = indices.numel();
   const Tensor rows = reshape(grad, {n, weight_shape[1]});
-  const Tensor out = index_add(zeros(weight_shape, grad.dtype(), grad.device()), 0,
-                               reshape(indices, {n}), rows);
+  const Tensor out =
+      index_add(zeros(weight_shape, grad.dtype(), grad.device()), 0, reshape(indices, {n}), rows);
   if (!padding_idx) return out;
   const int64_t pad = *padding_idx < 0 ? *padding_idx + weight_shape[0] : *padding_idx;
   return index_fill_scalar(out, 0, scalar_tensor(pad, kInt64, grad.device()), 0);
@@ -68,7 +68,8 @@ std::vector<int64_t> trailing_dims(size_t count) {
 }
 
 // x^ = (self - mean) * rstd over the normalized dims, and rstd = 1 / sqrt(var + eps).
-std::pair<Tensor, Tensor> normalize(const Tensor& self, const std::vector<int64_t>& dims, double eps) {
+std::pair<Tensor, Tensor> normalize(const Tensor& self, const std::vector<int64_t>& dims,
+                                    double eps) {
   const Tensor centered = self - mean(self, dims, true);
   const Tensor rstd = pow_scalar(mean(centered * centered, dims, true) + eps, -0.5);
   return {centered * rstd, rstd};
@@ -76,8 +77,8 @@ std::pair<Tensor, Tensor> normalize(const Tensor& self, const std::vector<int64_
 
 }  // namespace
 
-Tensor layer_norm_backward_self(const Tensor& grad, const Tensor& self, IntArrayRef normalized_shape,
-                                const Tensor& weight, double eps) {
+Tensor layer_norm_backward_self(const Tensor& grad, const Tensor& self,
+                                IntArrayRef normalized_shape, const Tensor& weight, double eps) {
   const std::vector<int64_t> dims = trailing_dims(normalized_shape.size());
   const auto [xhat, rstd] = normalize(self, dims, eps);
   const Tensor g = weighted(grad, weight);
@@ -109,8 +110,8 @@ Shape bce_shape(const Tensor& self, const Tensor& weight, const Tensor& pos_weig
 
 // loss_grad over the whole loss: d is broadcast to the loss's shape when it covers only part of it
 // (weight's gradient without weight's extra dims), so that the engine can sum it down to the input.
-Tensor bce_grad(const Tensor& d, const Tensor& grad, const std::string& reduction, const Tensor& self,
-                const Tensor& weight, const Tensor& pos_weight) {
+Tensor bce_grad(const Tensor& d, const Tensor& grad, const std::string& reduction,
+                const Tensor& self, const Tensor& weight, const Tensor& pos_weight) {
   const Shape shape = bce_shape(self, weight, pos_weight);
   const Tensor g = loss_grad(d, grad, reduction, shape.numel());
   return g.shape() == shape ? g : broadcast_to(g, shape);

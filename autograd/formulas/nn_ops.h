@@ -24,8 +24,8 @@ Tensor embedding_backward(const Tensor& grad, const Shape& weight_shape, const T
 // layer_norm, with x^ = (self - mean) * rstd over the trailing dims and g = grad * weight:
 //   self:   rstd * (g - mean(g) - x^ * mean(g * x^))
 //   weight: grad * x^ (the engine sums it over the leading dims)
-Tensor layer_norm_backward_self(const Tensor& grad, const Tensor& self, IntArrayRef normalized_shape,
-                                const Tensor& weight, double eps);
+Tensor layer_norm_backward_self(const Tensor& grad, const Tensor& self,
+                                IntArrayRef normalized_shape, const Tensor& weight, double eps);
 Tensor layer_norm_backward_weight(const Tensor& grad, const Tensor& self,
                                   IntArrayRef normalized_shape, double eps);
 

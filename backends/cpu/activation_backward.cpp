@@ -6,15 +6,13 @@
 namespace tg::cpu {
 
 Tensor tanh_backward(const Tensor& grad_output, const Tensor& output) {
-  return binary_op<Types::NoBool>("tanh_backward", grad_output, output, [](auto g, auto y) {
-    return g * (decltype(g)(1) - y * y);
-  });
+  return binary_op<Types::NoBool>("tanh_backward", grad_output, output,
+                                  [](auto g, auto y) { return g * (decltype(g)(1) - y * y); });
 }
 
 Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output) {
-  return binary_op<Types::NoBool>("sigmoid_backward", grad_output, output, [](auto g, auto y) {
-    return g * y * (decltype(g)(1) - y);
-  });
+  return binary_op<Types::NoBool>("sigmoid_backward", grad_output, output,
+                                  [](auto g, auto y) { return g * y * (decltype(g)(1) - y); });
 }
 
 }  // namespace tg::cpu

@@ -9,8 +9,7 @@ namespace tg::cpu {
 
 namespace {
 template <typename Reduce>
-Tensor arg_reduce(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
-                  Reduce reduce) {
+Tensor arg_reduce(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Reduce reduce) {
   if (dim) return std::get<1>(reduce(self, *dim, keepdim));
   Tensor index = std::get<1>(reduce(self.reshape({-1}), 0, false));
   // keepdim without a dim keeps every dim as size 1, as PyTorch.

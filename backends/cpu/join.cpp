@@ -87,8 +87,8 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   for (int64_t k = 0; k < d; ++k) rows *= out_shape[k];
   const int64_t run_stride = d > 0 ? out.strides()[d - 1] : 0;
   for (size_t i = 0; i < tensors.size(); ++i)
-    copy_into(slice_of(out, shape, d, static_cast<int64_t>(i), /*drop_dim=*/true), tensors[i],
-              rows, run_stride);
+    copy_into(slice_of(out, shape, d, static_cast<int64_t>(i), /*drop_dim=*/true), tensors[i], rows,
+              run_stride);
   return out;
 }
 

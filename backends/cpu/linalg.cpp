@@ -95,9 +95,8 @@ template <typename T> T mul_add(T c, T a, T b) {
 
 // Rows [i0, i1) of c_mat = a_mat @ b_mat (c_mat contiguous, b_mat's rows contiguous). k and j are
 // blocked so that a block of B stays in cache while the rows stream over it.
-template <typename T>
-void gemm_rows(const Operand& a, const T* a_mat, const Operand& b, const T* b_mat, T* c_mat,
-               int64_t i0, int64_t i1) {
+template <typename T> void gemm_rows(const Operand& a, const T* a_mat, const Operand& b,
+                                     const T* b_mat, T* c_mat, int64_t i0, int64_t i1) {
   constexpr int64_t kDepth = 128, kCols = 256;
   const int64_t K = a.cols, N = b.cols;
   std::fill(c_mat + i0 * N, c_mat + i1 * N, T(0));
@@ -119,8 +118,7 @@ void gemm_rows(const Operand& a, const T* a_mat, const Operand& b, const T* b_ma
 
 // C[i] = A[i] @ B[i] for each batch entry i; C is contiguous [batch, M, N]. Parallel over
 // (batch entry, block of kRows rows) tasks.
-template <typename T>
-void gemm_blocked(const Operand& a, const Operand& b, T* c) {
+template <typename T> void gemm_blocked(const Operand& a, const Operand& b, T* c) {
   constexpr int64_t kRows = 32;
   const int64_t M = a.rows, N = b.cols;
   const int64_t row_blocks = (M + kRows - 1) / kRows;
@@ -217,8 +215,10 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
     Operand folded = A;
     if (fold_batch(folded, B) && blas_layout(folded) && fits_int({folded.rows})) A = folded;
     if (fits_int({blas_layout(A)->ld, blas_layout(B)->ld})) {
-      if (dtype == kFloat32) gemm_blas(A, B, out.data<float>());
-      else gemm_blas(A, B, out.data<double>());
+      if (dtype == kFloat32)
+        gemm_blas(A, B, out.data<float>());
+      else
+        gemm_blas(A, B, out.data<double>());
       return out;
     }
   }

@@ -41,16 +41,11 @@ template <Types kTypes, typename Fn> void visit(const char* op, DType t, Fn&& fn
     visit_dtype(op, t, fn);
   } else {
     switch (t) {
-      case kInt32:
-        return fn(TypeTag<int32_t>{});
-      case kInt64:
-        return fn(TypeTag<int64_t>{});
-      case kFloat32:
-        return fn(TypeTag<float>{});
-      case kFloat64:
-        return fn(TypeTag<double>{});
-      default:
-        throw_unsupported_dtype(op, t);
+      case kInt32: return fn(TypeTag<int32_t>{});
+      case kInt64: return fn(TypeTag<int64_t>{});
+      case kFloat32: return fn(TypeTag<float>{});
+      case kFloat64: return fn(TypeTag<double>{});
+      default: throw_unsupported_dtype(op, t);
     }
   }
 }

@@ -64,8 +64,7 @@ Tensor classes_back(const Tensor& out) {
 }
 
 // Class weights as a function of the class (1 without weights), and their sum.
-template <typename T>
-struct ClassWeights {
+template <typename T> struct ClassWeights {
   const T* w;  // null without weights
   int64_t classes;
   T operator()(int64_t c) const { return w ? w[c] : T(1); }
@@ -75,15 +74,13 @@ struct ClassWeights {
     return s;
   }
 };
-template <typename T>
-ClassWeights<T> class_weights(const LossInputs& in) {
+template <typename T> ClassWeights<T> class_weights(const LossInputs& in) {
   return {in.weight.defined() ? in.weight.data<T>() : nullptr, in.rows.size};
 }
 
 // D of the header comment: the sum of w[t] over non-ignored samples for "mean", else 1.
-template <typename T>
-double loss_divisor(const LossInputs& in, const ClassWeights<T>& w, const std::string& reduction,
-                    int64_t ignore_index) {
+template <typename T> double loss_divisor(const LossInputs& in, const ClassWeights<T>& w,
+                                          const std::string& reduction, int64_t ignore_index) {
   if (reduction != "mean") return 1;
   const int64_t* t = in.target.data<int64_t>();
   double total = 0;
@@ -93,9 +90,8 @@ double loss_divisor(const LossInputs& in, const ClassWeights<T>& w, const std::s
 }
 
 // The loss tensor from per-sample losses: kept ("none") or summed and divided by D.
-template <typename T>
-Tensor reduce_losses(const std::vector<double>& losses, const LossInputs& in, double divisor,
-                     const std::string& reduction) {
+template <typename T> Tensor reduce_losses(const std::vector<double>& losses, const LossInputs& in,
+                                           double divisor, const std::string& reduction) {
   if (reduction == "none") {
     Tensor out = empty(in.target.shape(), in.self.dtype(), in.self.device());
     T* o = out.data<T>();

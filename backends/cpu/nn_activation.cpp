@@ -11,9 +11,7 @@ namespace tg::cpu {
 namespace {
 
 // gelu(x) = x * Phi(x) = x/2 * (1 + erf(x / sqrt(2))).
-template <typename T> T gelu_erf(T x) {
-  return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2)));
-}
+template <typename T> T gelu_erf(T x) { return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2))); }
 // d/dx: Phi(x) + x * phi(x).
 template <typename T> T gelu_erf_grad(T x) {
   const T cdf = T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2)));
@@ -50,11 +48,13 @@ Tensor binary_floating(const char* op, const Tensor& a, const Tensor& b, const F
 }  // namespace
 
 Tensor gelu(const Tensor& self, const std::string& approximate) {
-  if (approximate == "tanh") return unary_float_op("gelu", self, [](auto x) { return gelu_tanh(x); });
+  if (approximate == "tanh")
+    return unary_float_op("gelu", self, [](auto x) { return gelu_tanh(x); });
   return unary_float_op("gelu", self, [](auto x) { return gelu_erf(x); });
 }
 
-Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, const std::string& approximate) {
+Tensor gelu_backward(const Tensor& grad_output, const Tensor& self,
+                     const std::string& approximate) {
   if (approximate == "tanh")
     return binary_floating("gelu_backward", grad_output, self,
                            [](auto g, auto x) { return g * gelu_tanh_grad(x); });

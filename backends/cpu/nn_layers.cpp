@@ -15,7 +15,9 @@ namespace tg::cpu {
 
 std::tuple<Tensor, Tensor> dropout(const Tensor& self, double p, bool train) {
   if (!train || p == 0) return {convert::clone(self), ones(self.shape(), kBool, self.device())};
-  if (p == 1) return {zeros(self.shape(), self.dtype(), self.device()), zeros(self.shape(), kBool, self.device())};
+  if (p == 1)
+    return {zeros(self.shape(), self.dtype(), self.device()),
+            zeros(self.shape(), kBool, self.device())};
 
   const Tensor x = self.contiguous();
   Tensor out = empty(self.shape(), self.dtype(), self.device());
@@ -44,12 +46,13 @@ std::tuple<Tensor, Tensor> dropout(const Tensor& self, double p, bool train) {
 Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t>) {
   constexpr const char* op = "embedding";
   const int64_t num = weight.size(0), dim = weight.size(1);
-  const Tensor index = indices.to(kInt64).contiguous();  // no copy when already int64 and contiguous
+  const Tensor index =
+      indices.to(kInt64).contiguous();  // no copy when already int64 and contiguous
   const int64_t* idx = index.data<int64_t>();
   const int64_t n = index.numel();
   for (int64_t i = 0; i < n; ++i)
-    TG_CHECK(idx[i] >= 0 && idx[i] < num, IndexError, op, "index ", idx[i], " is out of range for weight with ",
-             num, " rows (expected 0 <= index < ", num, ")");
+    TG_CHECK(idx[i] >= 0 && idx[i] < num, IndexError, op, "index ", idx[i],
+             " is out of range for weight with ", num, " rows (expected 0 <= index < ", num, ")");
 
   Shape shape = indices.shape();
   shape.push_back(dim);
@@ -117,21 +120,23 @@ Tensor layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor
     const T* bp = b.defined() ? b.data<T>() : nullptr;
     T* o = out.data<T>();
     // Per row, in cache: mean, then the biased variance around it (two passes, exact), then write.
-    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const T* xr = in + r * n;
-        T* orow = o + r * n;
-        const double mean = row_sum(xr, n) / static_cast<double>(n);
-        const double var = row_sum_sq(xr, n, mean) / static_cast<double>(n);
-        const T m = static_cast<T>(mean), rstd = static_cast<T>(1 / std::sqrt(var + eps));
-        for (int64_t j = 0; j < n; ++j) {
-          T y = (xr[j] - m) * rstd;
-          if (wp) y *= wp[j];
-          if (bp) y += bp[j];
-          orow[j] = y;
-        }
-      }
-    });
+    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t r = begin; r < end; ++r) {
+                     const T* xr = in + r * n;
+                     T* orow = o + r * n;
+                     const double mean = row_sum(xr, n) / static_cast<double>(n);
+                     const double var = row_sum_sq(xr, n, mean) / static_cast<double>(n);
+                     const T m = static_cast<T>(mean),
+                             rstd = static_cast<T>(1 / std::sqrt(var + eps));
+                     for (int64_t j = 0; j < n; ++j) {
+                       T y = (xr[j] - m) * rstd;
+                       if (wp) y *= wp[j];
+                       if (bp) y += bp[j];
+                       orow[j] = y;
+                     }
+                   }
+                 });
   });
   return out;
 }

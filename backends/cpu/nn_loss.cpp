@@ -36,10 +36,12 @@ template <typename Term> double sum_blocks(int64_t n, const Term& term) {
 }
 
 // A 0-d tensor of dtype holding the sum of n terms, divided by n for "mean".
-template <typename Term>
-Tensor reduce_terms(int64_t n, const Term& term, const std::string& reduction, DType dtype, Device device) {
+template <typename Term> Tensor reduce_terms(int64_t n, const Term& term,
+                                             const std::string& reduction, DType dtype,
+                                             Device device) {
   double total = sum_blocks(n, term);
-  if (reduction == "mean") total /= static_cast<double>(n);  // 0 / 0 = nan for an empty mean, as PyTorch
+  if (reduction == "mean")
+    total /= static_cast<double>(n);  // 0 / 0 = nan for an empty mean, as PyTorch
   return scalar_tensor(total, dtype, device);
 }
 
@@ -49,8 +51,9 @@ Tensor reduce_loss(const char* op, const Tensor& loss, const std::string& reduct
   return visit_floating(op, loss.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = loss.data<T>();
-    return reduce_terms(loss.numel(), [p](int64_t i) { return static_cast<double>(p[i]); }, reduction,
-                        loss.dtype(), loss.device());
+    return reduce_terms(
+        loss.numel(), [p](int64_t i) { return static_cast<double>(p[i]); }, reduction, loss.dtype(),
+        loss.device());
   });
 }
 
@@ -78,13 +81,15 @@ Tensor mse_loss(const Tensor& self, const Tensor& target, const std::string& red
   return reduce_loss("mse_loss", loss, reduction);
 }
 
-Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target, const Tensor& weight,
-                                        const Tensor& pos_weight, const std::string& reduction) {
+Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target,
+                                        const Tensor& weight, const Tensor& pos_weight,
+                                        const std::string& reduction) {
   constexpr const char* op = "binary_cross_entropy_with_logits";
   Shape shape = self.shape();
   if (weight.defined()) shape = broadcast_shapes(op, shape, weight.shape());
   if (pos_weight.defined()) shape = broadcast_shapes(op, shape, pos_weight.shape());
-  // Absent weight / pos_weight: a single 1 broadcast everywhere (read once, no allocation per element).
+  // Absent weight / pos_weight: a single 1 broadcast everywhere (read once, no allocation per
+  // element).
   const Tensor one = scalar_to_tensor(1.0, self.device());
   const Tensor& w = weight.defined() ? weight : one;
   const Tensor& pw = pos_weight.defined() ? pos_weight : one;
@@ -92,8 +97,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target
   Tensor loss = empty(shape, dtype, self.device());
   visit_floating(op, dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    // (1 - t) x + lw * softplus(-x), softplus(-x) = max(-x, 0) + log1p(exp(-|x|)) (never overflows),
-    // lw = 1 + (pos_weight - 1) t; times weight.
+    // (1 - t) x + lw * softplus(-x), softplus(-x) = max(-x, 0) + log1p(exp(-|x|)) (never
+    // overflows), lw = 1 + (pos_weight - 1) t; times weight.
     map_into<T, T, T, T, T>(
         loss,
         [](T x, T t, T wt, T pwt) {

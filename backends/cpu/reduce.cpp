@@ -124,43 +124,47 @@ Tensor empty_output(const ReduceLayout& l, DType dtype, const Tensor& self) {
 // ---- reduction policies: identity, one step, and merging two partial results ---------------
 
 template <typename T> bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-  else return false;
+  if constexpr (std::is_floating_point_v<T>)
+    return std::isnan(v);
+  else
+    return false;
 }
 
 // Integer accumulators wrap around on overflow (as in PyTorch) instead of being undefined.
 template <typename Acc> Acc wrapping_add(Acc a, Acc b) {
-  if constexpr (std::is_integral_v<Acc>) return static_cast<Acc>(uint64_t(a) + uint64_t(b));
-  else return a + b;
+  if constexpr (std::is_integral_v<Acc>)
+    return static_cast<Acc>(uint64_t(a) + uint64_t(b));
+  else
+    return a + b;
 }
 template <typename Acc> Acc wrapping_mul(Acc a, Acc b) {
-  if constexpr (std::is_integral_v<Acc>) return static_cast<Acc>(uint64_t(a) * uint64_t(b));
-  else return a * b;
+  if constexpr (std::is_integral_v<Acc>)
+    return static_cast<Acc>(uint64_t(a) * uint64_t(b));
+  else
+    return a * b;
 }
 
 template <typename Acc> struct SumOp {
   static Acc identity() { return Acc(0); }
-  template <typename T> static Acc step(Acc a, T v) {
-    return wrapping_add(a, static_cast<Acc>(v));
-  }
+  template <typename T> static Acc step(Acc a, T v) { return wrapping_add(a, static_cast<Acc>(v)); }
   static Acc merge(Acc a, Acc b) { return wrapping_add(a, b); }
 };
 
 template <typename Acc> struct ProdOp {
   static Acc identity() { return Acc(1); }
-  template <typename T> static Acc step(Acc a, T v) {
-    return wrapping_mul(a, static_cast<Acc>(v));
-  }
+  template <typename T> static Acc step(Acc a, T v) { return wrapping_mul(a, static_cast<Acc>(v)); }
   static Acc merge(Acc a, Acc b) { return wrapping_mul(a, b); }
 };
 
 // max (Greater) or min (Less); NaN wins, as in PyTorch.
 template <typename T, bool Greater> struct ExtremeOp {
   static T identity() {
-    if constexpr (std::is_same_v<T, bool>) return !Greater;
+    if constexpr (std::is_same_v<T, bool>)
+      return !Greater;
     else if constexpr (std::is_floating_point_v<T>)
       return Greater ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-    else return Greater ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+    else
+      return Greater ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
   }
   static bool better(T v, T best) {
     return (Greater ? v > best : v < best) || (is_nan(v) && !is_nan(best));
@@ -312,9 +316,9 @@ Tensor extreme(const char* op, const Tensor& self, IntArrayRef dim, bool keepdim
 }
 
 // max / min along one dim: values and the first index of the extreme (the first NaN if any).
-template <bool Greater>
-std::tuple<Tensor, Tensor> extreme_with_index(const char* op, const Tensor& self, int64_t dim,
-                                              bool keepdim) {
+template <bool Greater> std::tuple<Tensor, Tensor> extreme_with_index(const char* op,
+                                                                      const Tensor& self,
+                                                                      int64_t dim, bool keepdim) {
   const std::vector<bool> reduced = reduced_dims(op, self.dim(), {dim});
   const ReduceLayout l = make_layout(self, reduced, keepdim);
   Tensor values = empty_output(l, self.dtype(), self);
@@ -372,7 +376,8 @@ Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<DTyp
       (self.dtype() == kFloat32 || self.dtype() == kFloat64)) {
     Tensor out = empty({}, self.dtype(), self.device());
     if (self.dtype() == kFloat32)
-      *out.data<float>() = static_cast<float>(reduce_row<SumOp<double>, double>(self.data<float>(), self.numel()));
+      *out.data<float>() =
+          static_cast<float>(reduce_row<SumOp<double>, double>(self.data<float>(), self.numel()));
     else
       *out.data<double>() = reduce_row<SumOp<double>, double>(self.data<double>(), self.numel());
     return out;

@@ -40,8 +40,7 @@ constexpr int64_t kBlock = 256;  // adjacent rows walked together when rows are 
 // Calls row(o) for each contiguous row o (inner == 1), or block(o, i0, len) for the blocks of
 // adjacent rows (o, i0 .. i0 + len) otherwise; element j of row (o, i) is at o*size*inner +
 // j*inner + i. In parallel when the tensor is large.
-template <typename Row, typename Block>
-void for_rows(const RowLayout& l, Row row, Block block) {
+template <typename Row, typename Block> void for_rows(const RowLayout& l, Row row, Block block) {
   if (l.inner == 1) {
     parallel_items(l.outer, l.size, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) row(o);
@@ -86,8 +85,7 @@ void softmax_block(const T* x, T* y, int64_t size, int64_t inner, int64_t len) {
 }
 
 // softmax or log_softmax along dim into a fresh contiguous tensor.
-template <bool Log>
-Tensor softmax_impl(const char* op, const Tensor& self, int64_t dim) {
+template <bool Log> Tensor softmax_impl(const char* op, const Tensor& self, int64_t dim) {
   const RowLayout l = row_layout(self.shape(), wrap_dim(op, dim, self.dim()));
   const Tensor x = self.contiguous();
   Tensor out = empty(self.shape(), self.dtype(), self.device());
@@ -127,8 +125,7 @@ BackwardInputs backward_inputs(const char* op, const Tensor& grad_output, const 
 }
 
 // s as a single value (a contiguous row) or one value per element (a block of strided rows).
-template <typename S>
-auto at(S s, int64_t k) {
+template <typename S> auto at(S s, int64_t k) {
   if constexpr (std::is_pointer_v<S>) {
     return s[k];
   } else {

@@ -36,8 +36,7 @@ inline RowLayout row_layout(const Shape& shape, int64_t dim) {
 
 // Runs fn(begin, end) over [0, count) items of `work` elements each, split across threads when
 // the total is large.
-template <typename Fn>
-void parallel_items(int64_t count, int64_t work, Fn fn) {
+template <typename Fn> void parallel_items(int64_t count, int64_t work, Fn fn) {
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(work, 1));
   parallel_for(0, count, grain, fn);
 }
@@ -94,8 +93,7 @@ inline constexpr int64_t kLanes = 16;  // independent accumulators per row loop
 
 // The largest element of a row (-inf for an empty row). NaN need not win: it reaches every
 // result through exp() anyway.
-template <typename T>
-T row_max(const T* x, int64_t n) {
+template <typename T> T row_max(const T* x, int64_t n) {
   T lane[kLanes];
   std::fill(lane, lane + kLanes, -std::numeric_limits<T>::infinity());
   int64_t j = 0;
@@ -108,8 +106,7 @@ T row_max(const T* x, int64_t n) {
 }
 
 // sum over j of f(j), accumulated in double in kLanes lanes (f is inlined into the loop).
-template <typename F>
-double row_sum(int64_t n, F f) {
+template <typename F> double row_sum(int64_t n, F f) {
   double lane[kLanes] = {};
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes)
@@ -122,8 +119,7 @@ double row_sum(int64_t n, F f) {
 
 // sum(exp(x[j] - shift)) over a row: the exps of a chunk at a time go to a small buffer (a loop
 // that vectorises), then are summed in double lanes.
-template <typename T>
-double row_exp_sum(const T* x, int64_t n, T shift) {
+template <typename T> double row_exp_sum(const T* x, int64_t n, T shift) {
   constexpr int64_t kChunk = 256;
   T e[kChunk];
   double total = 0;
@@ -137,35 +133,28 @@ double row_exp_sum(const T* x, int64_t n, T shift) {
 
 // The max m of a row and log(sum(exp(x - m))): log_softmax(x)[j] = (x[j] - m) - log_sum. The
 // shift is the plain max, as in PyTorch's softmax: a row holding +inf or only -inf gives nan.
-template <typename T>
-struct RowShift {
-  T max, log_sum;
-};
-template <typename T>
-RowShift<T> row_shift(const T* x, int64_t n) {
+template <typename T> struct RowShift { T max, log_sum; };
+template <typename T> RowShift<T> row_shift(const T* x, int64_t n) {
   const T m = row_max(x, n);
   return {m, static_cast<T>(std::log(row_exp_sum(x, n, m)))};
 }
 
 // y = softmax(x) of one row: the exps are stored, then scaled by 1 / their sum.
-template <typename T>
-void softmax_row(const T* x, T* y, int64_t n) {
+template <typename T> void softmax_row(const T* x, T* y, int64_t n) {
   exp_minus(x, row_max(x, n), y, n);
   const T inv = static_cast<T>(1.0 / row_sum(n, [&](int64_t j) { return y[j]; }));
   for (int64_t j = 0; j < n; ++j) y[j] *= inv;
 }
 
 // y = log_softmax(x) of one row.
-template <typename T>
-void log_softmax_row(const T* x, T* y, int64_t n) {
+template <typename T> void log_softmax_row(const T* x, T* y, int64_t n) {
   const RowShift<T> s = row_shift(x, n);
   for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - s.max) - s.log_sum;
 }
 
 // log(sum(exp(x))) of a row, as PyTorch's logsumexp: shifted by the max unless that is +-inf
 // (then by 0), so an all -inf row gives -inf, a row with +inf gives +inf, and an empty row -inf.
-template <typename T>
-T row_logsumexp(const T* x, int64_t n) {
+template <typename T> T row_logsumexp(const T* x, int64_t n) {
   T shift = row_max(x, n);
   if (std::isinf(shift)) shift = 0;
   return static_cast<T>(std::log(row_exp_sum(x, n, shift)) + shift);

@@ -9,7 +9,8 @@ namespace tg::cuda {
 namespace detail {
 
 void check(cudaError_t err, const char* op, const char* what) {
-  if (err == cudaSuccess) [[likely]] return;
+  if (err == cudaSuccess) [[likely]]
+    return;
   (void)cudaGetLastError();  // clear a non-sticky error so that later calls start clean
   fail<Error>(op, what, " failed: ", cudaGetErrorString(err));
 }

@@ -32,11 +32,10 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   const Tensor b = on_device("add", "other", other, device, dtype);
 
   Tensor out = empty(shape, dtype, device);
-  const auto layout = detail::make_layout<3>(
-      "add", shape,
-      {out.strides(), broadcast_strides("add", a, shape), broadcast_strides("add", b, shape)});
-  detail::launch_add(out.data_ptr(), a.data_ptr(), b.data_ptr(), dtype, alpha, out.numel(),
-                     layout);
+  const auto layout = detail::make_layout<3>("add", shape,
+                                             {out.strides(), broadcast_strides("add", a, shape),
+                                              broadcast_strides("add", b, shape)});
+  detail::launch_add(out.data_ptr(), a.data_ptr(), b.data_ptr(), dtype, alpha, out.numel(), layout);
   return out;
 }
 

@@ -8,9 +8,8 @@
 namespace tg::cuda::detail {
 
 // Element offsets of linear (row-major) index i in each of the N operands.
-template <int N>
-__host__ __device__ inline void strided_offsets(const StridedLayout<N>& layout, int64_t i,
-                                                int64_t* off) {
+template <int N> __host__ __device__ inline void strided_offsets(const StridedLayout<N>& layout,
+                                                                 int64_t i, int64_t* off) {
   for (int k = 0; k < N; ++k) off[k] = 0;
   for (int d = layout.ndim - 1; d >= 0; --d) {
     const int64_t size = layout.sizes[d];

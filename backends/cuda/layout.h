@@ -11,9 +11,8 @@ namespace tg::cuda::detail {
 
 // The layout of N operands iterated over `shape`, each with its strides (already broadcast to
 // `shape`). ValueError naming op beyond kMaxDims dims.
-template <int N>
-StridedLayout<N> make_layout(const char* op, const Shape& shape,
-                             const std::array<Shape, N>& strides) {
+template <int N> StridedLayout<N> make_layout(const char* op, const Shape& shape,
+                                              const std::array<Shape, N>& strides) {
   TG_CHECK(shape.size() <= static_cast<size_t>(kMaxDims), ValueError, op,
            "CUDA kernels support at most ", kMaxDims, " dims, got shape ", shape);
   const Shape expected = contiguous_strides(shape);

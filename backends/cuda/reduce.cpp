@@ -52,8 +52,8 @@ Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<DTyp
   }
 
   // Copy into a contiguous buffer of the output dtype unless the input already is one.
-  const auto layout = detail::make_layout<2>("sum", perm_shape,
-                                             {contiguous_strides(perm_shape), perm_strides});
+  const auto layout =
+      detail::make_layout<2>("sum", perm_shape, {contiguous_strides(perm_shape), perm_strides});
   Tensor matrix = self;
   if (!layout.contiguous || self.dtype() != out_dtype) {
     matrix = empty(perm_shape, out_dtype, self.device());

@@ -106,9 +106,18 @@ int main() {
   std::atomic<int> running{3};
   std::atomic<int> resizes{0};
   {
-    std::jthread a([&] { got_a = train(1, kSteps); --running; });
-    std::jthread b([&] { got_b = train(2, kSteps); --running; });
-    std::jthread c([&] { got_c = backward_loop(3, kRounds); --running; });
+    std::jthread a([&] {
+      got_a = train(1, kSteps);
+      --running;
+    });
+    std::jthread b([&] {
+      got_b = train(2, kSteps);
+      --running;
+    });
+    std::jthread c([&] {
+      got_c = backward_loop(3, kRounds);
+      --running;
+    });
     std::jthread d([&] {
       for (int i = 0; running > 0; ++i) {
         tg::set_num_threads(1 + i % 4);

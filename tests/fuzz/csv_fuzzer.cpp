@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.header = b & 1;
   static const char delimiters[] = {',', ';', '\t', ' ', '|', '\n', '\0', '-'};
   options.delimiter = delimiters[(b >> 1) & 7];
-  static const tg::DType dtypes[] = {tg::kFloat32, tg::kFloat64, tg::kInt64, tg::kInt32,
+  static const tg::DType dtypes[] = {tg::kFloat32, tg::kFloat64, tg::kInt64,   tg::kInt32,
                                      tg::kBool,    tg::kFloat32, tg::kFloat16, tg::kFloat64};
   options.dtype = dtypes[(b >> 4) & 7];
   const std::string text = in.rest();

@@ -16,13 +16,13 @@
 #include <tapegrad/tapegrad.h>
 
 // A harness invariant: on failure, print and abort (libFuzzer saves the input as a crash).
-#define FUZZ_CHECK(cond, ...)                                                           \
-  do {                                                                                  \
-    if (!(cond)) {                                                                      \
+#define FUZZ_CHECK(cond, ...)                                                              \
+  do {                                                                                     \
+    if (!(cond)) {                                                                         \
       std::fprintf(stderr, "fuzz check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      ::tg_fuzz::report(__VA_ARGS__);                                                   \
-      std::abort();                                                                     \
-    }                                                                                   \
+      ::tg_fuzz::report(__VA_ARGS__);                                                      \
+      std::abort();                                                                        \
+    }                                                                                      \
   } while (0)
 
 namespace tg_fuzz {

@@ -35,15 +35,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   tg::StateDict from_bytes, from_file;
   std::string bytes_error, file_error;
-  const bool ok = tg_fuzz::runs_or_typed_error([&] { from_bytes = tg::load_from_bytes(bytes); },
-                                               &bytes_error);
+  const bool ok =
+      tg_fuzz::runs_or_typed_error([&] { from_bytes = tg::load_from_bytes(bytes); }, &bytes_error);
   static const std::string path = "/tmp/tg_fuzz_load_" + std::to_string(getpid()) + ".st";
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   const bool file_ok =
       tg_fuzz::runs_or_typed_error([&] { from_file = tg::load(path); }, &file_error);
   FUZZ_CHECK(ok == file_ok, "load_from_bytes: " + bytes_error + " | load: " + file_error);
   if (!ok) {
-    FUZZ_CHECK(after_source(bytes_error) == after_source(file_error), bytes_error + " | " + file_error);
+    FUZZ_CHECK(after_source(bytes_error) == after_source(file_error),
+               bytes_error + " | " + file_error);
     return 0;
   }
   FUZZ_CHECK(same_dict(from_bytes, from_file));

@@ -33,8 +33,10 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 int64_t fuzz_size(Input& in) {
   const uint8_t b = in.byte();
   if (b < 200) return b % 5;
-  static const int64_t hostile[] = {0, 1, -1, -5, 1LL << 48, 1LL << 62, kMax, kMin,
-                                    (1LL << 62) + 1, 1LL << 61, 3, 7};
+  static const int64_t hostile[] = {0,         1,         -1,
+                                    -5,        1LL << 48, 1LL << 62,
+                                    kMax,      kMin,      (1LL << 62) + 1,
+                                    1LL << 61, 3,         7};
   return hostile[b % 12];
 }
 
@@ -42,17 +44,28 @@ int64_t fuzz_size(Input& in) {
 int64_t fuzz_int(Input& in) {
   const uint8_t b = in.byte();
   if (b < 220) return static_cast<int64_t>(b % 11) - 5;
-  static const int64_t hostile[] = {kMax, kMin, kMax - 1, kMin + 1, 1LL << 32, -(1LL << 32),
-                                    1LL << 62, 100, -100, 64};
+  static const int64_t hostile[] = {kMax,         kMin,      kMax - 1, kMin + 1, 1LL << 32,
+                                    -(1LL << 32), 1LL << 62, 100,      -100,     64};
   return hostile[b % 10];
 }
 
 double fuzz_double(Input& in) {
   const uint8_t b = in.byte();
-  static const double special[] = {0.0,  -0.0, 1.0,  -1.0, 0.5,  2.0,   1e-300, 1e300,
-                                   -1e300, std::numeric_limits<double>::infinity(),
+  static const double special[] = {0.0,
+                                   -0.0,
+                                   1.0,
+                                   -1.0,
+                                   0.5,
+                                   2.0,
+                                   1e-300,
+                                   1e300,
+                                   -1e300,
+                                   std::numeric_limits<double>::infinity(),
                                    -std::numeric_limits<double>::infinity(),
-                                   std::numeric_limits<double>::quiet_NaN(), 3e9, -3e9, 1e19,
+                                   std::numeric_limits<double>::quiet_NaN(),
+                                   3e9,
+                                   -3e9,
+                                   1e19,
                                    std::numeric_limits<double>::denorm_min()};
   if (b < 128) return special[b % 16];
   return static_cast<double>(static_cast<int8_t>(in.byte())) / 8.0;
@@ -77,9 +90,12 @@ void fill_values(Input& in, const Tensor& t, bool index_like) {
       } else if constexpr (std::is_integral_v<T>) {
         const uint8_t b = in.byte();
         // Index-like values are mostly valid small positions; the rest probe the bounds.
-        if (index_like && b < 200) p[i] = static_cast<T>(b % 4);
-        else if (b < 240) p[i] = static_cast<T>(static_cast<int8_t>(b) % 6);
-        else p[i] = b & 1 ? std::numeric_limits<T>::max() : std::numeric_limits<T>::lowest();
+        if (index_like && b < 200)
+          p[i] = static_cast<T>(b % 4);
+        else if (b < 240)
+          p[i] = static_cast<T>(static_cast<int8_t>(b) % 6);
+        else
+          p[i] = b & 1 ? std::numeric_limits<T>::max() : std::numeric_limits<T>::lowest();
       } else {
         p[i] = static_cast<T>(fuzz_double(in));
       }
@@ -95,7 +111,8 @@ Tensor fuzz_layout(Input& in, const Shape& shape, tg::DType dtype, bool index_li
     Shape swapped = shape;
     std::swap(swapped[0], swapped[swapped.size() - 1]);
     t = tg::empty(swapped, dtype).transpose(0, static_cast<int64_t>(shape.size()) - 1);
-  } else if (how == 2 && !shape.empty() && shape[0] >= 0 && shape[0] < 1024) {  // every other element of a longer dim, at an offset
+  } else if (how == 2 && !shape.empty() && shape[0] >= 0 &&
+             shape[0] < 1024) {  // every other element of a longer dim, at an offset
     Shape longer = shape;
     longer[0] = longer[0] * 2 + 1;
     t = tg::empty(longer, dtype).slice(0, 1, std::nullopt, 2);
@@ -111,9 +128,9 @@ Tensor fuzz_layout(Input& in, const Shape& shape, tg::DType dtype, bool index_li
     t = tg::empty(shape, dtype);
   }
   // Write every storage element (the layouts above cover their storage or share it).
-  Tensor whole = tg::make_view(t, {static_cast<int64_t>(t.impl()->storage->nbytes /
-                                                        tg::itemsize(dtype))},
-                               {1}, 0);
+  Tensor whole =
+      tg::make_view(t, {static_cast<int64_t>(t.impl()->storage->nbytes / tg::itemsize(dtype))}, {1},
+                    0);
   fill_values(in, whole, index_like);
   return t;
 }
@@ -163,8 +180,9 @@ Value fuzz_value(Input& in, const tg::registry::ArgInfo& arg) {
   if (type == "bool") return in.flag();
   if (type == "string") {
     if (!arg.allowed.empty() && in.byte() < 230) return in.pick(arg.allowed);
-    static const std::vector<std::string> odd = {"", "sum", "mean", "none", "amax", "tanh",
-                                                 "SUM", std::string(1, '\0'), "self"};
+    static const std::vector<std::string> odd = {"",     "sum",  "mean", "none",
+                                                 "amax", "tanh", "SUM",  std::string(1, '\0'),
+                                                 "self"};
     return in.pick(odd);
   }
   if (type == "DType" || type == "DType?") return fuzz_dtype(in, {});
@@ -214,8 +232,8 @@ void fuzz_factory(Input& in) {
       }
       case 3: {
         const int64_t a = fuzz_int(in), b = fuzz_int(in), step = fuzz_int(in);
-        const double count = (static_cast<double>(b) - static_cast<double>(a)) /
-                             static_cast<double>(step);
+        const double count =
+            (static_cast<double>(b) - static_cast<double>(a)) / static_cast<double>(step);
         if (step != 0 && std::abs(count) > 1e6 && std::abs(count) < 0x1p63) return;
         r = tg::arange(a, b, step);
         break;
@@ -269,8 +287,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& arg : op.args) args.push_back(fuzz_value(in, arg));
     if (want_grad)
       for (Value& v : args)
-        if (Tensor* t = std::get_if<Tensor>(&v); t && tg::is_floating(t->dtype()) &&
-                                                  t->dtype() != tg::kFloat16 && t->is_leaf())
+        if (Tensor* t = std::get_if<Tensor>(&v);
+            t && tg::is_floating(t->dtype()) && t->dtype() != tg::kFloat16 && t->is_leaf())
           *t = t->detach().requires_grad_();
   });
   if (!made) return 0;  // a hostile size raised at creation, as it should
@@ -285,9 +303,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // In place, self (args[0]) is written on success.
     const bool written = ok && inplace && i == 0;
     if (!written)
-      FUZZ_CHECK(before[i].same(t), std::string(op.name) + (ok ? " changed input " : " failed (") +
-                                        (ok ? std::to_string(i) : error + ") but changed input " +
-                                                                      std::to_string(i)));
+      FUZZ_CHECK(before[i].same(t),
+                 std::string(op.name) + (ok ? " changed input " : " failed (") +
+                     (ok ? std::to_string(i) : error + ") but changed input " + std::to_string(i)));
     ++i;
   });
   if (!ok) return 0;

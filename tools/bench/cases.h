@@ -18,8 +18,7 @@ namespace tg_bench {
 template <class L> std::vector<Case> all_cases() {
   std::vector<Case> all;
   for (const auto& family : {overhead::cases<L>, elementwise::cases<L>, reduce::cases<L>,
-                             nn::cases<L>, cnn::cases<L>, indexing::cases<L>,
-                             sequence::cases<L>}) {
+                             nn::cases<L>, cnn::cases<L>, indexing::cases<L>, sequence::cases<L>}) {
     const std::vector<Case> cases = family();
     all.insert(all.end(), cases.begin(), cases.end());
   }

@@ -74,8 +74,9 @@ TensorSpec parse_tensor(const json& j, const std::string& where) {
     return spec;
   }
   if (!j.is_object()) bad(where, "expected a shape list or a tensor object, got " + j.dump());
-  static const std::set<std::string> keys = {"shape", "dtype", "values", "low", "high", "fill",
-                                             "step", "distinct", "requires_grad", "transpose"};
+  static const std::set<std::string> keys = {"shape",         "dtype",    "values", "low",
+                                             "high",          "fill",     "step",   "distinct",
+                                             "requires_grad", "transpose"};
   for (const auto& [key, v] : j.items())
     if (!keys.count(key)) bad(where, "unknown tensor key '" + key + "'");
   Shape nested;
@@ -201,7 +202,8 @@ std::string get_text(const json& s, const char* key, const std::string& where) {
 DType resolve_dtype(const ArgInfo& arg, const TensorSpec& spec, DType dtype) {
   if (spec.dtype) return *spec.dtype;
   const auto& allowed = arg.dtypes;
-  if (allowed.empty() || std::count(allowed.begin(), allowed.end(), dtype_name(dtype))) return dtype;
+  if (allowed.empty() || std::count(allowed.begin(), allowed.end(), dtype_name(dtype)))
+    return dtype;
   if (std::count(allowed.begin(), allowed.end(), "int64")) return kInt64;
   return dtype_from_name(allowed.front());
 }
@@ -210,7 +212,8 @@ DType resolve_dtype(const ArgInfo& arg, const TensorSpec& spec, DType dtype) {
 double uniform(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
 // Random values for n elements of dtype as the spec asks.
-std::vector<double> random_values(const TensorSpec& spec, DType dtype, int64_t n, std::mt19937_64& rng) {
+std::vector<double> random_values(const TensorSpec& spec, DType dtype, int64_t n,
+                                  std::mt19937_64& rng) {
   std::vector<double> v(static_cast<size_t>(n));
   if (dtype == kBool) {
     for (auto& x : v) x = static_cast<double>(rng() & 1);
@@ -225,8 +228,9 @@ std::vector<double> random_values(const TensorSpec& spec, DType dtype, int64_t n
     high = std::max(std::ceil(high), low + 1);
   }
   if (!spec.distinct) {
-    for (auto& x : v) x = floating ? low + uniform(rng) * (high - low)
-                                   : low + static_cast<double>(rng() % static_cast<uint64_t>(high - low));
+    for (auto& x : v)
+      x = floating ? low + uniform(rng) * (high - low)
+                   : low + static_cast<double>(rng() % static_cast<uint64_t>(high - low));
     if (floating && spec.step)  // ties and exact zeros, for max-like and product reductions
       for (auto& x : v) x = std::round(x / *spec.step) * *spec.step;
     return v;
@@ -294,15 +298,18 @@ std::vector<Sample> parse_samples(const OpInfo& op, const std::string& samples_j
     bad(where_op, std::string("invalid JSON: ") + e.what());
   }
   if (!list.is_array()) bad(where_op, "expected a list of samples");
-  static const std::set<std::string> meta = {"dtypes", "no_grad", "no_gradgrad", "reject", "error", "why"};
+  static const std::set<std::string> meta = {"dtypes", "no_grad", "no_gradgrad",
+                                             "reject", "error",   "why"};
   std::vector<Sample> samples;
   for (size_t i = 0; i < list.size(); ++i) {
     const json& s = list[i];
     const std::string where = "op '" + op.name + "' sample " + std::to_string(i);
     if (!s.is_object()) bad(where, "each sample is a JSON object");
     for (const auto& [key, v] : s.items()) {
-      bool is_arg = std::any_of(op.args.begin(), op.args.end(), [&](const ArgInfo& a) { return a.name == key; });
-      if (!is_arg && !meta.count(key)) bad(where, "unknown key '" + key + "' (not an arg of the op)");
+      bool is_arg = std::any_of(op.args.begin(), op.args.end(),
+                                [&](const ArgInfo& a) { return a.name == key; });
+      if (!is_arg && !meta.count(key))
+        bad(where, "unknown key '" + key + "' (not an arg of the op)");
     }
     Sample sample;
     sample.index = i;
@@ -336,7 +343,8 @@ std::vector<Sample> parse_samples(const OpInfo& op, const std::string& samples_j
     sample.reject = get_text(s, "reject", where);
     sample.error = get_text(s, "error", where);
     sample.why = get_text(s, "why", where);
-    if (s.contains("reject") && sample.reject.empty()) bad(where, "\"reject\" needs the expected message text");
+    if (s.contains("reject") && sample.reject.empty())
+      bad(where, "\"reject\" needs the expected message text");
     if (!sample.error.empty()) {
       if (sample.reject.empty()) bad(where, "\"error\" is only meaningful with \"reject\"");
       static const std::set<std::string> kinds = {"Error", "TypeError", "ValueError", "IndexError"};
@@ -359,7 +367,8 @@ std::vector<DType> sample_dtypes(const OpInfo& op, const Sample& sample) {
     return out;
   }
   for (DType d : op_dtypes) {
-    bool wanted = sample.dtypes.empty() || std::count(sample.dtypes.begin(), sample.dtypes.end(), d);
+    bool wanted =
+        sample.dtypes.empty() || std::count(sample.dtypes.begin(), sample.dtypes.end(), d);
     if (wanted && fillable(d) && !std::count(out.begin(), out.end(), d)) out.push_back(d);
   }
   return out;
@@ -384,18 +393,15 @@ Case materialize(const OpInfo& op, const Sample& sample, DType dtype, uint64_t s
       return make_tensor(spec, dt, rng);
     };
     switch (sa.kind) {
-      case SampleArg::Kind::Tensor:
-        c.args.emplace_back(make(sa.tensors[0], -1));
-        break;
+      case SampleArg::Kind::Tensor: c.args.emplace_back(make(sa.tensors[0], -1)); break;
       case SampleArg::Kind::TensorList: {
         std::vector<Tensor> list;
-        for (size_t k = 0; k < sa.tensors.size(); ++k) list.push_back(make(sa.tensors[k], static_cast<int64_t>(k)));
+        for (size_t k = 0; k < sa.tensors.size(); ++k)
+          list.push_back(make(sa.tensors[k], static_cast<int64_t>(k)));
         c.args.emplace_back(std::move(list));
         break;
       }
-      case SampleArg::Kind::Value:
-        c.args.push_back(sa.value);
-        break;
+      case SampleArg::Kind::Value: c.args.push_back(sa.value); break;
     }
   }
   return c;
@@ -438,7 +444,8 @@ std::string describe_args(const OpInfo& op, const std::vector<Value>& args) {
     os << dtype_name(t.dtype()) << t.shape().str() << (t.is_contiguous() ? "" : "T");
   };
   for (size_t i = 0; i < args.size(); ++i) {
-    os << (i ? " " : "") << (i < op.args.size() ? op.args[i].name : "arg" + std::to_string(i)) << "=";
+    os << (i ? " " : "") << (i < op.args.size() ? op.args[i].name : "arg" + std::to_string(i))
+       << "=";
     std::visit(
         [&](const auto& v) {
           using V = std::decay_t<decltype(v)>;

@@ -34,9 +34,9 @@ struct SampleArg {
 };
 
 struct Sample {
-  size_t index = 0;              // position in the spec's samples list
-  std::vector<SampleArg> args;   // one per op arg, in the op's order (defaults filled in)
-  std::vector<DType> dtypes;     // "dtypes": empty means every dtype the op supports
+  size_t index = 0;             // position in the spec's samples list
+  std::vector<SampleArg> args;  // one per op arg, in the op's order (defaults filled in)
+  std::vector<DType> dtypes;    // "dtypes": empty means every dtype the op supports
   bool no_grad = false, no_gradgrad = false;
   std::string reject, error, why;
 };

@@ -24,7 +24,8 @@ std::string cpp_string_literal(const std::string& s) {
       out += static_cast<char>(c);
     } else {
       const char octal[] = {'\\', static_cast<char>('0' + (c >> 6)),
-                            static_cast<char>('0' + ((c >> 3) & 7)), static_cast<char>('0' + (c & 7)), 0};
+                            static_cast<char>('0' + ((c >> 3) & 7)),
+                            static_cast<char>('0' + (c & 7)), 0};
       out += octal;
     }
   }
@@ -32,28 +33,43 @@ std::string cpp_string_literal(const std::string& s) {
 }
 
 std::string cpp_param_type(const std::string& t) {
-  static const std::map<std::string, std::string> m = {
-      {"Tensor", "const Tensor&"}, {"Tensor?", "const Tensor&"}, {"Tensor[]", "const std::vector<Tensor>&"},
-      {"int", "int64_t"}, {"int?", "std::optional<int64_t>"}, {"int[]", "IntArrayRef"},
-      {"float", "double"}, {"Scalar", "const Scalar&"}, {"Scalar?", "const std::optional<Scalar>&"},
-      {"bool", "bool"}, {"string", "const std::string&"}, {"DType", "DType"},
-      {"DType?", "std::optional<DType>"}, {"Device", "Device"}};
+  static const std::map<std::string, std::string> m = {{"Tensor", "const Tensor&"},
+                                                       {"Tensor?", "const Tensor&"},
+                                                       {"Tensor[]", "const std::vector<Tensor>&"},
+                                                       {"int", "int64_t"},
+                                                       {"int?", "std::optional<int64_t>"},
+                                                       {"int[]", "IntArrayRef"},
+                                                       {"float", "double"},
+                                                       {"Scalar", "const Scalar&"},
+                                                       {"Scalar?", "const std::optional<Scalar>&"},
+                                                       {"bool", "bool"},
+                                                       {"string", "const std::string&"},
+                                                       {"DType", "DType"},
+                                                       {"DType?", "std::optional<DType>"},
+                                                       {"Device", "Device"}};
   return m.at(t);
 }
 
 std::string cpp_saved_type(const std::string& t) {
-  static const std::map<std::string, std::string> m = {
-      {"int", "int64_t"}, {"int?", "std::optional<int64_t>"}, {"int[]", "std::vector<int64_t>"},
-      {"float", "double"}, {"Scalar", "Scalar"}, {"Scalar?", "std::optional<Scalar>"},
-      {"bool", "bool"}, {"string", "std::string"}, {"DType", "DType"},
-      {"DType?", "std::optional<DType>"}, {"Device", "Device"}};
+  static const std::map<std::string, std::string> m = {{"int", "int64_t"},
+                                                       {"int?", "std::optional<int64_t>"},
+                                                       {"int[]", "std::vector<int64_t>"},
+                                                       {"float", "double"},
+                                                       {"Scalar", "Scalar"},
+                                                       {"Scalar?", "std::optional<Scalar>"},
+                                                       {"bool", "bool"},
+                                                       {"string", "std::string"},
+                                                       {"DType", "DType"},
+                                                       {"DType?", "std::optional<DType>"},
+                                                       {"Device", "Device"}};
   return m.at(t);
 }
 
 std::string dtype_constant(const std::string& name) {
   static const std::map<std::string, std::string> m = {
-      {"bool", "kBool"}, {"int32", "kInt32"}, {"int64", "kInt64"}, {"float16", "kFloat16"},
-      {"bfloat16", "kBFloat16"}, {"float32", "kFloat32"}, {"float64", "kFloat64"}};
+      {"bool", "kBool"},       {"int32", "kInt32"},       {"int64", "kInt64"},
+      {"float16", "kFloat16"}, {"bfloat16", "kBFloat16"}, {"float32", "kFloat32"},
+      {"float64", "kFloat64"}};
   auto it = m.find(name);
   return it == m.end() ? "" : it->second;
 }
@@ -69,7 +85,8 @@ std::string cpp_default(const Op& op, const Arg& a) {
   if (a.type == "int[]") {
     if (!d.is_array()) spec_fail(op, key, "int[] default must be a list");
     std::string s = "{";
-    for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i].get<int64_t>());
+    for (size_t i = 0; i < d.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(d[i].get<int64_t>());
     return s + "}";
   }
   if (a.type == "string") return cpp_string_literal(d.get<std::string>());
@@ -139,10 +156,10 @@ std::string camel(const std::string& snake) {
 
 // What a formula needs saved. "X_shape"-style names come from rewriting X.shape() etc.
 struct FormulaUse {
-  std::string text;                 // formula with X.shape() rewritten to X_shape
-  std::set<std::string> names;      // referenced saved names (args, outputs, X_shape, ...)
+  std::string text;             // formula with X.shape() rewritten to X_shape
+  std::set<std::string> names;  // referenced saved names (args, outputs, X_shape, ...)
   bool uses_grad = false, uses_grads = false;
-  bool uses_mask = false;           // grad_input_mask: which of the key's inputs need a gradient
+  bool uses_mask = false;  // grad_input_mask: which of the key's inputs need a gradient
 };
 
 const std::vector<std::string> kTensorProps = {"shape", "dtype", "dim", "numel", "device"};
@@ -179,7 +196,8 @@ std::string rewrite_props(const std::string& text, const std::set<std::string>& 
       while (pe < text.size() && is_word(text[pe])) ++pe;
       const std::string prop = text.substr(j, pe - j);
       size_t k = skip_spaces(pe);
-      if (std::count(kTensorProps.begin(), kTensorProps.end(), prop) && k < text.size() && text[k] == '(') {
+      if (std::count(kTensorProps.begin(), kTensorProps.end(), prop) && k < text.size() &&
+          text[k] == '(') {
         k = skip_spaces(k + 1);
         if (k < text.size() && text[k] == ')') {
           out += word + "_" + prop;
@@ -204,9 +222,12 @@ FormulaUse analyse_formula(const Op& op, const std::string& input, const std::st
   text = rewrite_props(text, tensorish);
   use.text = text;
 
-  static const std::set<std::string> kAllowedWords = {
-      "true", "false", "nullptr", "std", "Tensor", "Scalar", "Shape", "IntArrayRef", "int64_t",
-      "double", "float", "bool", "size_t", "auto", "static_cast", "const", "formulas", "tg"};
+  static const std::set<std::string> kAllowedWords = {"true",   "false",       "nullptr",
+                                                      "std",    "Tensor",      "Scalar",
+                                                      "Shape",  "IntArrayRef", "int64_t",
+                                                      "double", "float",       "bool",
+                                                      "size_t", "auto",        "static_cast",
+                                                      "const",  "formulas",    "tg"};
   std::set<std::string> known = {"grad", "grads", "grad_input_mask"};
   for (const auto& a : op.args) known.insert(a.name);
   for (const auto& r : op.rets) known.insert(r.name);
@@ -224,25 +245,35 @@ FormulaUse analyse_formula(const Op& op, const std::string& input, const std::st
       continue;
     }
     if (std::isdigit(static_cast<unsigned char>(c))) {  // numbers, including 1e-6 and 2.5f
-      while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '.' ||
-                                 ((text[i] == '-' || text[i] == '+') && (text[i - 1] == 'e' || text[i - 1] == 'E'))))
+      while (i < text.size() &&
+             (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '.' ||
+              ((text[i] == '-' || text[i] == '+') && (text[i - 1] == 'e' || text[i - 1] == 'E'))))
         ++i;
       continue;
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       size_t j = i;
-      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      while (j < text.size() &&
+             (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_'))
+        ++j;
       std::string word = text.substr(i, j - i);
       size_t before = i;
       while (before > 0 && std::isspace(static_cast<unsigned char>(text[before - 1]))) --before;
-      bool member = before > 0 && (text[before - 1] == '.' || (before > 1 && text[before - 1] == ':' && text[before - 2] == ':') ||
-                                   (before > 1 && text[before - 1] == '>' && text[before - 2] == '-'));
+      bool member =
+          before > 0 && (text[before - 1] == '.' ||
+                         (before > 1 && text[before - 1] == ':' && text[before - 2] == ':') ||
+                         (before > 1 && text[before - 1] == '>' && text[before - 2] == '-'));
       size_t after = j;
       while (after < text.size() && std::isspace(static_cast<unsigned char>(text[after]))) ++after;
-      bool call = after < text.size() && (text[after] == '(' || (text[after] == ':' && after + 1 < text.size() && text[after + 1] == ':') || text[after] == '<');
-      bool constant = word.size() > 1 && word[0] == 'k' && std::isupper(static_cast<unsigned char>(word[1]));
+      bool call = after < text.size() &&
+                  (text[after] == '(' ||
+                   (text[after] == ':' && after + 1 < text.size() && text[after + 1] == ':') ||
+                   text[after] == '<');
+      bool constant =
+          word.size() > 1 && word[0] == 'k' && std::isupper(static_cast<unsigned char>(word[1]));
       if (!member && !call && !constant && !kAllowedWords.count(word)) {
-        if (!known.count(word)) spec_fail(op, key, "unknown identifier '" + word + "' in formula \"" + formula + "\"");
+        if (!known.count(word))
+          spec_fail(op, key, "unknown identifier '" + word + "' in formula \"" + formula + "\"");
         if (word == "grad") {
           use.uses_grad = true;
         } else if (word == "grads") {
@@ -261,11 +292,14 @@ FormulaUse analyse_formula(const Op& op, const std::string& input, const std::st
   return use;
 }
 
-// ---- code generation -----------------------------------------------------------------------------
+// ---- code generation
+// -----------------------------------------------------------------------------
 
 const char* kBanner = "// @generated from ops/specs/*.json by tools/opgen. Do not edit.\n";
 
-std::string fn_ptr_type(const Op& op) { return return_type(op) + " (*)(" + params(op, false) + ")"; }
+std::string fn_ptr_type(const Op& op) {
+  return return_type(op) + " (*)(" + params(op, false) + ")";
+}
 
 // Tensor args as a list of pointers, for checks and key sets (excludes Tensor[]).
 std::vector<const Arg*> plain_tensor_args(const Op& op) {
@@ -277,7 +311,8 @@ std::vector<const Arg*> plain_tensor_args(const Op& op) {
 
 std::string dtype_mask(const std::vector<std::string>& dtypes) {
   std::string s;
-  for (const auto& d : dtypes) s += (s.empty() ? "" : " | ") + std::string("detail::dtype_bit(") + dtype_constant(d) + ")";
+  for (const auto& d : dtypes)
+    s += (s.empty() ? "" : " | ") + std::string("detail::dtype_bit(") + dtype_constant(d) + ")";
   return s.empty() ? "0u" : s;
 }
 
@@ -290,14 +325,17 @@ std::string dtype_list_text(const std::vector<std::string>& dtypes) {
 void emit_front_end(const Op& op, Out& out) {
   const std::string ret = return_type(op);
   // Declarations.
-  out.functions_h << "/// " << op.doc << "\n" << ret << " " << op.name << "(" << params(op, true) << ");\n";
+  out.functions_h << "/// " << op.doc << "\n"
+                  << ret << " " << op.name << "(" << params(op, true) << ");\n";
   if (op.has_variant("inplace"))
     out.functions_h << "/// In-place " << op.name << ": writes the result into self.\n"
                     << "Tensor " << op.name << "_(" << params(op, true) << ");\n";
   if (op.has_variant("method")) {
-    out.methods_h << "/// " << op.doc << "\n" << ret << " " << op.name << "(" << params(op, true, true) << ") const;\n";
+    out.methods_h << "/// " << op.doc << "\n"
+                  << ret << " " << op.name << "(" << params(op, true, true) << ") const;\n";
     if (op.has_variant("inplace"))
-      out.methods_h << "const Tensor& " << op.name << "_(" << params(op, true, true) << ") const;\n";
+      out.methods_h << "const Tensor& " << op.name << "_(" << params(op, true, true)
+                    << ") const;\n";
   }
   out.internal_h << "extern OpTable<" << fn_ptr_type(op) << "> " << op.name << "_table;\n";
 
@@ -311,20 +349,22 @@ void emit_front_end(const Op& op, Out& out) {
     if (!a.is_tensor()) continue;
     const auto& dts = a.dtypes.empty() ? op.dtypes : a.dtypes;
     std::string check = "detail::check_tensor_arg(op, \"" + a.name + "\", ";
-    std::string tail = ", " + dtype_mask(dts) + ", \"" + dtype_list_text(dts) + "\", first, keys);\n";
+    std::string tail =
+        ", " + dtype_mask(dts) + ", \"" + dtype_list_text(dts) + "\", first, keys);\n";
     if (a.type == "Tensor") {
       c << "  " << check << a.name << tail;
     } else if (a.type == "Tensor?") {
       c << "  if (" << a.name << ".defined()) " << check << a.name << tail;
     } else {
-      c << "  detail::check_tensor_list(op, \"" << a.name << "\", " << a.name << ", " << dtype_mask(dts)
-        << ", \"" << dtype_list_text(dts) << "\", first, keys);\n";
+      c << "  detail::check_tensor_list(op, \"" << a.name << "\", " << a.name << ", "
+        << dtype_mask(dts) << ", \"" << dtype_list_text(dts) << "\", first, keys);\n";
     }
   }
   for (const auto& a : op.args)
     if (a.type == "string" && !a.allowed.empty()) {
       c << "  detail::check_choice(op, \"" << a.name << "\", " << a.name << ", {";
-      for (size_t i = 0; i < a.allowed.size(); ++i) c << (i ? ", " : "") << cpp_string_literal(a.allowed[i]);
+      for (size_t i = 0; i < a.allowed.size(); ++i)
+        c << (i ? ", " : "") << cpp_string_literal(a.allowed[i]);
       c << "});\n";
     }
   // the op's own checks (shapes, dims, dtypes that must agree), before autograd and dispatch
@@ -338,15 +378,16 @@ void emit_front_end(const Op& op, Out& out) {
       if (a->name != "self") others += (others.empty() ? "" : ", ") + std::string("&") + a->name;
     c << "Tensor " << op.name << "_(" << params(op, false) << ") {\n"
       << "  return detail::apply_inplace(\"" << op.name << "_\", self, {" << others << "},\n"
-      << "      [&](const Tensor& self_value) { return " << op.name << "(" << arg_names(op, "self_value") << "); });\n}\n\n";
+      << "      [&](const Tensor& self_value) { return " << op.name << "("
+      << arg_names(op, "self_value") << "); });\n}\n\n";
   }
   if (op.has_variant("method")) {
     std::string call_args = arg_names(op, "*this");
-    c << ret << " Tensor::" << op.name << "(" << params(op, false, true) << ") const {\n  return tg::" << op.name
-      << "(" << call_args << ");\n}\n\n";
+    c << ret << " Tensor::" << op.name << "(" << params(op, false, true)
+      << ") const {\n  return tg::" << op.name << "(" << call_args << ");\n}\n\n";
     if (op.has_variant("inplace"))
-      c << "const Tensor& Tensor::" << op.name << "_(" << params(op, false, true) << ") const {\n  tg::" << op.name
-        << "_(" << call_args << ");\n  return *this;\n}\n\n";
+      c << "const Tensor& Tensor::" << op.name << "_(" << params(op, false, true)
+        << ") const {\n  tg::" << op.name << "_(" << call_args << ");\n  return *this;\n}\n\n";
   }
 }
 
@@ -359,14 +400,17 @@ void emit_kernels(const Op& op, Out& out, std::ostringstream& registrations) {
     std::string ns = fn.substr(0, pos), name = fn.substr(pos + 2);
     bool cuda = key == "CUDA";
     if (cuda) out.kernels_h << "#ifdef TG_WITH_CUDA\n";
-    out.kernels_h << "namespace tg::" << ns << " { " << return_type(op) << " " << name << "(" << params(op, false) << "); }\n";
+    out.kernels_h << "namespace tg::" << ns << " { " << return_type(op) << " " << name << "("
+                  << params(op, false) << "); }\n";
     if (cuda) out.kernels_h << "#endif\n";
     if (cuda) registrations << "#ifdef TG_WITH_CUDA\n";
     if (key == "Default") {
       registrations << "  " << op.name << "_table.set(DispatchKey::CPU, &" << fn << ");\n";
-      registrations << "#ifdef TG_WITH_CUDA\n  " << op.name << "_table.set(DispatchKey::CUDA, &" << fn << ");\n#endif\n";
+      registrations << "#ifdef TG_WITH_CUDA\n  " << op.name << "_table.set(DispatchKey::CUDA, &"
+                    << fn << ");\n#endif\n";
     } else {
-      registrations << "  " << op.name << "_table.set(DispatchKey::" << key << ", &" << fn << ");\n";
+      registrations << "  " << op.name << "_table.set(DispatchKey::" << key << ", &" << fn
+                    << ");\n";
     }
     if (cuda) registrations << "#endif\n";
   }
@@ -374,7 +418,8 @@ void emit_kernels(const Op& op, Out& out, std::ostringstream& registrations) {
 
 // Names of outputs as C++ expressions on `result`.
 std::string output_expr(const Op& op, size_t i) {
-  return op.rets.size() == 1 ? std::string("result") : "std::get<" + std::to_string(i) + ">(result)";
+  return op.rets.size() == 1 ? std::string("result")
+                             : "std::get<" + std::to_string(i) + ">(result)";
 }
 
 void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
@@ -408,15 +453,16 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
       cond += (cond.empty() ? "" : " || ") + needs_grad(input, prefix);
     return cond;
   };
-  auto needed_condition = [&](const std::string& name) {  // save `name` if any input using it needs grad
-    std::string cond;
-    for (size_t k = 0; k < op.backward.size(); ++k)
-      if (uses[k].names.count(name)) {
-        std::string c = key_condition(k, "node->");
-        if (cond.find(c) == std::string::npos) cond += (cond.empty() ? "" : " || ") + c;
-      }
-    return cond;
-  };
+  auto needed_condition =
+      [&](const std::string& name) {  // save `name` if any input using it needs grad
+        std::string cond;
+        for (size_t k = 0; k < op.backward.size(); ++k)
+          if (uses[k].names.count(name)) {
+            std::string c = key_condition(k, "node->");
+            if (cond.find(c) == std::string::npos) cond += (cond.empty() ? "" : " || ") + c;
+          }
+        return cond;
+      };
   // Classify a saved name: tensor input, tensor list, output, property, or plain value.
   struct Saved {
     std::string name, member, member_type, unpack, store;
@@ -437,7 +483,8 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
     } else if (a && a->type == "Tensor[]") {
       item.member_type = "std::vector<autograd::SavedTensor>";
       item.store = "autograd::save_list(" + s + ")";
-      item.unpack = "const std::vector<Tensor> " + s + " = autograd::unpack_list(" + item.member + ", *this);";
+      item.unpack = "const std::vector<Tensor> " + s + " = autograd::unpack_list(" + item.member +
+                    ", *this);";
     } else if (a) {
       item.member_type = cpp_saved_type(a->type);
       item.store = a->type == "int[]" ? s + ".vec()" : s;
@@ -445,7 +492,8 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
     } else if (r) {
       size_t idx = static_cast<size_t>(r - op.rets.data());
       item.member_type = "autograd::SavedTensor";
-      item.store = "autograd::SavedTensor(" + output_expr(op, idx) + ", " + (r->differentiable ? "true" : "false") + ")";
+      item.store = "autograd::SavedTensor(" + output_expr(op, idx) + ", " +
+                   (r->differentiable ? "true" : "false") + ")";
       item.is_output = true;
       item.unpack = "const Tensor " + s + " = " + item.member + ".unpack(*this);";
     } else if (us != std::string::npos) {  // X_shape, X_dtype, ...
@@ -460,17 +508,22 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
   }
 
   auto& c = out.autograd_cpp;
-  c << "namespace generated {\n// " << op.name << ": " << op.doc << "\nstruct " << node << " final : autograd::Node {\n";
+  c << "namespace generated {\n// " << op.name << ": " << op.doc << "\nstruct " << node
+    << " final : autograd::Node {\n";
   for (const auto& it : saved_items) c << "  " << it.member_type << " " << it.member << ";\n";
   c << "  const char* name() const override { return \"" << node << "\"; }\n";
-  c << "  std::vector<std::pair<std::string, std::string>> formulas() const override {\n    return {";
+  c << "  std::vector<std::pair<std::string, std::string>> formulas() const override {\n    return "
+       "{";
   for (size_t k = 0; k < op.backward.size(); ++k)
-    c << (k ? ", " : "") << "{" << cpp_string_literal(op.backward[k].first) << ", " << cpp_string_literal(op.backward[k].second) << "}";
+    c << (k ? ", " : "") << "{" << cpp_string_literal(op.backward[k].first) << ", "
+      << cpp_string_literal(op.backward[k].second) << "}";
   c << "};\n  }\n";
   c << "  void release_saved() override {\n";
   for (const auto& it : saved_items)
-    if (it.member_type == "autograd::SavedTensor") c << "    " << it.member << ".reset();\n";
-    else if (it.member_type == "std::vector<autograd::SavedTensor>") c << "    for (auto& s : " << it.member << ") s.reset();\n";
+    if (it.member_type == "autograd::SavedTensor")
+      c << "    " << it.member << ".reset();\n";
+    else if (it.member_type == "std::vector<autograd::SavedTensor>")
+      c << "    for (auto& s : " << it.member << ") s.reset();\n";
   c << "  }\n";
   c << "  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {\n";
   c << "    std::vector<Tensor> grad_inputs(next_edges.size());\n";
@@ -484,8 +537,7 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
       if (u.names.count(it.name)) c << "      " << it.unpack << "\n";
     if (u.uses_mask) {
       c << "      const std::array<bool, " << inputs.size() << "> grad_input_mask{";
-      for (size_t m = 0; m < inputs.size(); ++m)
-        c << (m ? ", " : "") << needs_grad(inputs[m], "");
+      for (size_t m = 0; m < inputs.size(); ++m) c << (m ? ", " : "") << needs_grad(inputs[m], "");
       c << "};\n";
     }
     c << "      // " << key << ": " << formula << "\n";
@@ -496,7 +548,8 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
     } else {  // one call, the gradients of the key's inputs in order
       c << "      auto parts = " << u.text << ";\n";
       for (size_t m = 0; m < inputs.size(); ++m)
-        c << "      grad_inputs[" << edge_index(inputs[m]) << "] = std::move(std::get<" << m << ">(parts));\n";
+        c << "      grad_inputs[" << edge_index(inputs[m]) << "] = std::move(std::get<" << m
+          << ">(parts));\n";
     }
     c << "    }\n";
   }
@@ -505,14 +558,16 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
   // The Autograd kernel: run below autograd, then record.
   const std::string ret = return_type(op);
   c << "static " << ret << " " << op.name << "_autograd(" << params(op, false) << ") {\n";
-  c << "  " << ret << " result;\n  {\n    AutoGradMode below_autograd(false);\n    result = tg::" << op.name << "("
+  c << "  " << ret
+    << " result;\n  {\n    AutoGradMode below_autograd(false);\n    result = tg::" << op.name << "("
     << arg_names(op) << ");\n  }\n";
   std::string inputs_list;
   if (list_input) {
     inputs_list = diff_inputs[0]->name;
   } else {
     inputs_list = "{";
-    for (size_t i = 0; i < diff_inputs.size(); ++i) inputs_list += (i ? ", &" : "&") + diff_inputs[i]->name;
+    for (size_t i = 0; i < diff_inputs.size(); ++i)
+      inputs_list += (i ? ", &" : "&") + diff_inputs[i]->name;
     inputs_list += "}";
   }
   c << "  if (!autograd::any_requires_grad(" << inputs_list << ")) return result;\n";
@@ -528,13 +583,17 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
   outs += "}";
   for (const auto& it : saved_items) {
     if (it.is_output) continue;
-    c << "  if (" << needed_condition(it.name) << ") node->" << it.member << " = " << it.store << ";\n";
+    c << "  if (" << needed_condition(it.name) << ") node->" << it.member << " = " << it.store
+      << ";\n";
   }
   c << "  autograd::set_history(node, " << outs << ");\n";
   for (const auto& it : saved_items)
-    if (it.is_output) c << "  if (" << needed_condition(it.name) << ") node->" << it.member << " = " << it.store << ";\n";
+    if (it.is_output)
+      c << "  if (" << needed_condition(it.name) << ") node->" << it.member << " = " << it.store
+        << ";\n";
   c << "  return result;\n}\n\n";
-  registrations << "  " << op.name << "_table.set(DispatchKey::Autograd, &" << op.name << "_autograd);\n";
+  registrations << "  " << op.name << "_table.set(DispatchKey::Autograd, &" << op.name
+                << "_autograd);\n";
 }
 
 std::string unbox(const Op& op, const Arg& a, size_t i) {
@@ -558,7 +617,8 @@ std::string unbox(const Op& op, const Arg& a, size_t i) {
 std::string as_outputs(const Op& op, const std::string& call) {
   if (op.rets.size() == 1) return "return {" + call + "};";
   std::string s = "auto r = " + call + ";\n    return {";
-  for (size_t i = 0; i < op.rets.size(); ++i) s += (i ? ", " : "") + std::string("std::get<") + std::to_string(i) + ">(r)";
+  for (size_t i = 0; i < op.rets.size(); ++i)
+    s += (i ? ", " : "") + std::string("std::get<") + std::to_string(i) + ">(r)";
   return s + "};";
 }
 
@@ -580,8 +640,9 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
     c << "std::vector<Tensor> call_method_" << op.name << "(const std::vector<Value>& args) {\n    "
       << as_outputs(op, self_expr + "." + op.name + "(" + method_args + ")") << "\n}\n";
   if (op.has_variant("inplace"))
-    c << "std::vector<Tensor> call_inplace_" << op.name << "(const std::vector<Value>& args) {\n    return {tg::"
-      << op.name << "_(" << boxed_args << ")};\n}\n";
+    c << "std::vector<Tensor> call_inplace_" << op.name
+      << "(const std::vector<Value>& args) {\n    return {tg::" << op.name << "_(" << boxed_args
+      << ")};\n}\n";
   c << "\n";
 
   auto strings = [](const std::vector<std::string>& v) {
@@ -590,25 +651,32 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
     return s + "}";
   };
   auto& e = entries;
-  e << "  {\n    OpInfo o;\n    o.name = \"" << op.name << "\";\n    o.doc = " << cpp_string_literal(op.doc)
+  e << "  {\n    OpInfo o;\n    o.name = \"" << op.name
+    << "\";\n    o.doc = " << cpp_string_literal(op.doc)
     << ";\n    o.spec_file = " << cpp_string_literal(op.file) << ";\n";
   for (const auto& a : op.args) {
-    const auto& dts = a.is_tensor() ? (a.dtypes.empty() ? op.dtypes : a.dtypes) : std::vector<std::string>{};
-    e << "    o.args.push_back({\"" << a.name << "\", \"" << a.type << "\", " << (a.differentiable ? "true" : "false")
-      << ", " << strings(dts) << ", " << strings(a.allowed) << ", " << (a.has_default ? "true" : "false") << ", "
+    const auto& dts =
+        a.is_tensor() ? (a.dtypes.empty() ? op.dtypes : a.dtypes) : std::vector<std::string>{};
+    e << "    o.args.push_back({\"" << a.name << "\", \"" << a.type << "\", "
+      << (a.differentiable ? "true" : "false") << ", " << strings(dts) << ", " << strings(a.allowed)
+      << ", " << (a.has_default ? "true" : "false") << ", "
       << cpp_string_literal(a.has_default ? a.default_value.dump() : "") << "});\n";
   }
   for (const auto& r : op.rets)
-    e << "    o.returns.push_back({\"" << r.name << "\", " << (r.differentiable ? "true" : "false") << "});\n";
-  e << "    o.variants = " << strings(std::vector<std::string>(op.variants.begin(), op.variants.end())) << ";\n";
+    e << "    o.returns.push_back({\"" << r.name << "\", " << (r.differentiable ? "true" : "false")
+      << "});\n";
+  e << "    o.variants = "
+    << strings(std::vector<std::string>(op.variants.begin(), op.variants.end())) << ";\n";
   e << "    o.dtypes = " << strings(op.dtypes) << ";\n";
   e << "    o.differentiable = " << (op.differentiable ? "true" : "false") << ";\n";
   for (const auto& [input, formula] : op.backward)
-    e << "    o.formulas.emplace_back(" << cpp_string_literal(input) << ", " << cpp_string_literal(formula) << ");\n";
+    e << "    o.formulas.emplace_back(" << cpp_string_literal(input) << ", "
+      << cpp_string_literal(formula) << ");\n";
   for (const auto& [key, fn] : op.kernels) {
     if (key == "CUDA") e << "#ifdef TG_WITH_CUDA\n";
     if (key == "Default") {
-      e << "    o.kernel_keys.push_back(\"CPU\");\n#ifdef TG_WITH_CUDA\n    o.kernel_keys.push_back(\"CUDA\");\n#endif\n";
+      e << "    o.kernel_keys.push_back(\"CPU\");\n#ifdef TG_WITH_CUDA\n    "
+           "o.kernel_keys.push_back(\"CUDA\");\n#endif\n";
     } else {
       e << "    o.kernel_keys.push_back(\"" << key << "\");\n";
     }
@@ -633,42 +701,61 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
 }  // namespace
 
 void emit_prologues(Out& out) {
-  out.functions_h << kBanner << "#pragma once\n#include <optional>\n#include <string>\n#include <tuple>\n#include <vector>\n\n"
+  out.functions_h << kBanner
+                  << "#pragma once\n#include <optional>\n#include <string>\n#include "
+                     "<tuple>\n#include <vector>\n\n"
                   << "#include <tapegrad/generated/tensor.h>\n\nnamespace tg {\n\n";
   // methods_h has no prologue: its declarations go into class Tensor (see fill_tensor_template).
-  out.kernels_h << kBanner << "#pragma once\n#include <optional>\n#include <string>\n#include <tuple>\n#include <vector>\n\n"
+  out.kernels_h << kBanner
+                << "#pragma once\n#include <optional>\n#include <string>\n#include "
+                   "<tuple>\n#include <vector>\n\n"
                 << "#include <tapegrad/generated/tensor.h>\n\n";
-  out.internal_h << kBanner << "#pragma once\n#include <tapegrad/core/dispatch.h>\n#include <tapegrad/generated/functions.h>\n\nnamespace tg {\n";
+  out.internal_h << kBanner
+                 << "#pragma once\n#include <tapegrad/core/dispatch.h>\n#include "
+                    "<tapegrad/generated/functions.h>\n\nnamespace tg {\n";
   out.ops_cpp << kBanner << "#include <tapegrad/autograd/inplace.h>\n"
               << "#include <tapegrad/ops/checks/arguments.h>\n"
-              << "#include <tapegrad/generated/kernels.h>\n#include \"ops_internal.h\"\n\nnamespace tg {\n\n";
-  out.autograd_cpp << kBanner << "#include <array>\n#include <tuple>\n\n#include <tapegrad/autograd/formulas.h>\n#include <tapegrad/autograd/node.h>\n"
+              << "#include <tapegrad/generated/kernels.h>\n#include "
+                 "\"ops_internal.h\"\n\nnamespace tg {\n\n";
+  out.autograd_cpp << kBanner
+                   << "#include <array>\n#include <tuple>\n\n#include "
+                      "<tapegrad/autograd/formulas.h>\n#include <tapegrad/autograd/node.h>\n"
                    << "#include <tapegrad/ops/factories.h>\n#include <tapegrad/ops/operators.h>\n"
                    << "#include \"ops_internal.h\"\n\n"
                    << "namespace tg {\nusing namespace tg::formulas;\n\n";
-  out.registry_cpp << kBanner << "#include <tapegrad/generated/functions.h>\n#include <tapegrad/ops/registry.h>\n\n"
-                   << "namespace tg::registry {\nnamespace {\n\n";
-  out.tests_cpp << kBanner << "#include <doctest/doctest.h>\n\n#include <opcheck.h>\n#include <tapegrad/ops/registry.h>\n\n";
+  out.registry_cpp
+      << kBanner
+      << "#include <tapegrad/generated/functions.h>\n#include <tapegrad/ops/registry.h>\n\n"
+      << "namespace tg::registry {\nnamespace {\n\n";
+  out.tests_cpp << kBanner
+                << "#include <doctest/doctest.h>\n\n#include <opcheck.h>\n#include "
+                   "<tapegrad/ops/registry.h>\n\n";
 }
 
-void emit_op(const Op& op, Out& out, std::ostringstream& kernel_regs, std::ostringstream& autograd_regs,
-             std::ostringstream& entries) {
+void emit_op(const Op& op, Out& out, std::ostringstream& kernel_regs,
+             std::ostringstream& autograd_regs, std::ostringstream& entries) {
   emit_front_end(op, out);
   emit_kernels(op, out, kernel_regs);
   emit_autograd(op, out, autograd_regs);
   emit_registry(op, out, entries);
 }
 
-void emit_epilogues(Out& out, const std::ostringstream& kernel_regs, const std::ostringstream& autograd_regs,
-                    const std::ostringstream& entries) {
+void emit_epilogues(Out& out, const std::ostringstream& kernel_regs,
+                    const std::ostringstream& autograd_regs, const std::ostringstream& entries) {
   out.functions_h << "\n}  // namespace tg\n";
   out.internal_h << "}  // namespace tg\n";
-  out.ops_cpp << "namespace {\nstruct RegisterKernels {\n  RegisterKernels() {\n" << kernel_regs.str()
+  out.ops_cpp << "namespace {\nstruct RegisterKernels {\n  RegisterKernels() {\n"
+              << kernel_regs.str()
               << "  }\n} register_kernels;\n}  // namespace\n\n}  // namespace tg\n";
-  out.autograd_cpp << "namespace {\nstruct RegisterAutograd {\n  RegisterAutograd() {\n" << autograd_regs.str()
+  out.autograd_cpp << "namespace {\nstruct RegisterAutograd {\n  RegisterAutograd() {\n"
+                   << autograd_regs.str()
                    << "  }\n} register_autograd;\n}  // namespace\n\n}  // namespace tg\n";
-  out.registry_cpp << "}  // namespace\n\nconst std::vector<OpInfo>& all_ops() {\n  static const std::vector<OpInfo> table = [] {\n"
-                   << "    std::vector<OpInfo> ops;\n" << entries.str() << "    return ops;\n  }();\n  return table;\n}\n\n}  // namespace tg::registry\n";
+  out.registry_cpp
+      << "}  // namespace\n\nconst std::vector<OpInfo>& all_ops() {\n  static const "
+         "std::vector<OpInfo> table = [] {\n"
+      << "    std::vector<OpInfo> ops;\n"
+      << entries.str()
+      << "    return ops;\n  }();\n  return table;\n}\n\n}  // namespace tg::registry\n";
 }
 
 }  // namespace opgen

@@ -1,4 +1,5 @@
-// opgen (main): reads ops/specs/*.json and writes the generated C++ of tapegrad into the build tree:
+// opgen (main): reads ops/specs/*.json and writes the generated C++ of tapegrad into the build
+// tree:
 //   tensor.h          class tg::Tensor: the template (--tensor-template) with the op methods
 //   functions.h       public functions in namespace tg (+ in-place variants)
 //   kernels.h         declarations of every kernel and check function named in a spec
@@ -50,11 +51,15 @@ void check_kernel_symbols(const std::vector<Op>& ops, const std::vector<fs::path
       std::regex def("\\b" + name + "\\s*\\(");
       std::string ns_last = ns.substr(ns.rfind(':') == std::string::npos ? 0 : ns.rfind(':') + 1);
       bool found = std::any_of(texts.begin(), texts.end(), [&](const std::string& t) {
-        return t.find("namespace " + ns_last) != std::string::npos || t.find("namespace tg::" + ns) != std::string::npos
+        return t.find("namespace " + ns_last) != std::string::npos ||
+                       t.find("namespace tg::" + ns) != std::string::npos
                    ? std::regex_search(t, def)
                    : false;
       });
-      if (!found) spec_fail(op, "kernels." + key, "kernel '" + fn + "' is not defined in any backend source (looked for '" + name + "(' in a file with 'namespace " + ns_last + "')");
+      if (!found)
+        spec_fail(op, "kernels." + key,
+                  "kernel '" + fn + "' is not defined in any backend source (looked for '" + name +
+                      "(' in a file with 'namespace " + ns_last + "')");
     }
 }
 
@@ -85,8 +90,9 @@ std::string fill_tensor_template(const fs::path& template_path, const std::strin
   if (!in) throw std::runtime_error("cannot read the Tensor template " + template_path.string());
   std::stringstream text;
   text << in.rdbuf();
-  std::string out = "// @generated from tools/opgen/templates/tensor.h.in and ops/specs/*.json by "
-                    "tools/opgen. Do not edit.\n";
+  std::string out =
+      "// @generated from tools/opgen/templates/tensor.h.in and ops/specs/*.json by "
+      "tools/opgen. Do not edit.\n";
   std::string line;
   bool filled = false;
   while (std::getline(text, line)) {
@@ -124,11 +130,16 @@ int main(int argc, char** argv) {
   std::vector<fs::path> backend_dirs, check_dirs;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
-    if (flag == "--specs") specs_dir = argv[i + 1];
-    else if (flag == "--out") out_dir = argv[i + 1];
-    else if (flag == "--backends") backend_dirs.emplace_back(argv[i + 1]);
-    else if (flag == "--checks") check_dirs.emplace_back(argv[i + 1]);
-    else if (flag == "--tensor-template") tensor_template = argv[i + 1];
+    if (flag == "--specs")
+      specs_dir = argv[i + 1];
+    else if (flag == "--out")
+      out_dir = argv[i + 1];
+    else if (flag == "--backends")
+      backend_dirs.emplace_back(argv[i + 1]);
+    else if (flag == "--checks")
+      check_dirs.emplace_back(argv[i + 1]);
+    else if (flag == "--tensor-template")
+      tensor_template = argv[i + 1];
     else {
       std::cerr << kUsage;
       return 2;

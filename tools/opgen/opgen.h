@@ -13,7 +13,6 @@ namespace opgen {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-
 struct SpecError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -42,7 +41,8 @@ struct Op {
   std::vector<std::string> dtypes;
   std::vector<std::pair<std::string, std::string>> kernels;  // key -> function
   std::string check;  // "checks::scatter": tg::checks::scatter(<the op's params>), or empty
-  std::vector<std::pair<std::string, std::string>> backward; // inputs ("self" or "self, src") -> formula (arg order)
+  std::vector<std::pair<std::string, std::string>>
+      backward;  // inputs ("self" or "self, src") -> formula (arg order)
   bool differentiable = true;
   json samples;
 
@@ -64,7 +64,8 @@ struct Op {
     return v;
   }
   size_t num_diff_outputs() const {
-    return static_cast<size_t>(std::count_if(rets.begin(), rets.end(), [](const Ret& r) { return r.differentiable; }));
+    return static_cast<size_t>(
+        std::count_if(rets.begin(), rets.end(), [](const Ret& r) { return r.differentiable; }));
   }
 };
 
@@ -81,12 +82,13 @@ std::vector<Op> parse_spec_text(const std::string& file, const std::string& text
 
 // emit.cpp: the generated files, filled op by op.
 struct Out {
-  std::ostringstream functions_h, methods_h, kernels_h, internal_h, ops_cpp, autograd_cpp, registry_cpp, tests_cpp;
+  std::ostringstream functions_h, methods_h, kernels_h, internal_h, ops_cpp, autograd_cpp,
+      registry_cpp, tests_cpp;
 };
-void emit_op(const Op& op, Out& out, std::ostringstream& kernel_regs, std::ostringstream& autograd_regs,
-             std::ostringstream& entries);
+void emit_op(const Op& op, Out& out, std::ostringstream& kernel_regs,
+             std::ostringstream& autograd_regs, std::ostringstream& entries);
 void emit_prologues(Out& out);
-void emit_epilogues(Out& out, const std::ostringstream& kernel_regs, const std::ostringstream& autograd_regs,
-                    const std::ostringstream& entries);
+void emit_epilogues(Out& out, const std::ostringstream& kernel_regs,
+                    const std::ostringstream& autograd_regs, const std::ostringstream& entries);
 
 }  // namespace opgen

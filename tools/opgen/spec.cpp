@@ -24,13 +24,14 @@ std::vector<std::string> backward_inputs(const std::string& key) {
 
 namespace {
 
-const std::set<std::string> kArgTypes = {"Tensor", "Tensor?", "Tensor[]", "int",   "int?",
+const std::set<std::string> kArgTypes = {"Tensor", "Tensor?", "Tensor[]", "int",     "int?",
                                          "int[]",  "float",   "Scalar",   "Scalar?", "bool",
                                          "string", "DType",   "DType?",   "Device"};
 const std::vector<std::string> kAllDtypes = {"bool", "int32", "int64", "float32", "float64"};
-const std::vector<std::string> kKnownDtypes = {"bool", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
+const std::vector<std::string> kKnownDtypes = {"bool",     "int32",   "int64",  "float16",
+                                               "bfloat16", "float32", "float64"};
 const std::set<std::string> kKernelKeys = {"CPU", "CUDA", "Default"};
-constexpr int kMaxJsonDepth = 32;       // a spec needs about 6 (samples nest values a few deep)
+constexpr int kMaxJsonDepth = 32;  // a spec needs about 6 (samples nest values a few deep)
 constexpr size_t kMaxFormulaBytes = 2000;
 constexpr int kMaxFormulaDepth = 32;
 
@@ -43,7 +44,8 @@ const std::string& as_string(const Op& op, const std::string& key, const json& v
   return v.get_ref<const std::string&>();
 }
 bool as_bool(const Op& op, const std::string& key, const json& v) {
-  if (!v.is_boolean()) spec_fail(op, key, std::string("must be true or false, got ") + type_name(v));
+  if (!v.is_boolean())
+    spec_fail(op, key, std::string("must be true or false, got ") + type_name(v));
   return v.get<bool>();
 }
 const json& as_array(const Op& op, const std::string& key, const json& v) {
@@ -60,22 +62,42 @@ const json* member(const json& obj, const char* key) {
   return it == obj.end() ? nullptr : &*it;
 }
 
-// ---- names and texts that become C++ -------------------------------------------------------------
+// ---- names and texts that become C++
+// -------------------------------------------------------------
 
 bool is_cpp_keyword(const std::string& s) {
-  static const std::set<std::string> k = {
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
-      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
-      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
-      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
-      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
-      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
-      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
-      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "final", "override",
-      "import", "module"};
+  static const std::set<std::string> k = {"alignas",       "alignof",     "and",
+                                          "and_eq",        "asm",         "auto",
+                                          "bitand",        "bitor",       "bool",
+                                          "break",         "case",        "catch",
+                                          "char",          "char8_t",     "char16_t",
+                                          "char32_t",      "class",       "compl",
+                                          "concept",       "const",       "consteval",
+                                          "constexpr",     "constinit",   "const_cast",
+                                          "continue",      "co_await",    "co_return",
+                                          "co_yield",      "decltype",    "default",
+                                          "delete",        "do",          "double",
+                                          "dynamic_cast",  "else",        "enum",
+                                          "explicit",      "export",      "extern",
+                                          "false",         "float",       "for",
+                                          "friend",        "goto",        "if",
+                                          "inline",        "int",         "long",
+                                          "mutable",       "namespace",   "new",
+                                          "noexcept",      "not",         "not_eq",
+                                          "nullptr",       "operator",    "or",
+                                          "or_eq",         "private",     "protected",
+                                          "public",        "register",    "reinterpret_cast",
+                                          "requires",      "return",      "short",
+                                          "signed",        "sizeof",      "static",
+                                          "static_assert", "static_cast", "struct",
+                                          "switch",        "template",    "this",
+                                          "thread_local",  "throw",       "true",
+                                          "try",           "typedef",     "typeid",
+                                          "typename",      "union",       "unsigned",
+                                          "using",         "virtual",     "void",
+                                          "volatile",      "wchar_t",     "while",
+                                          "xor",           "xor_eq",      "final",
+                                          "override",      "import",      "module"};
   return k.count(s) > 0;
 }
 
@@ -102,26 +124,29 @@ const std::string& check_name(const Op& op, const std::string& key, const std::s
 void check_comment_text(const Op& op, const std::string& key, const std::string& text) {
   for (unsigned char c : text)
     if (c < 0x20 || c == 0x7f)
-      spec_fail(op, key, "must be one line of printable text (found control character " +
-                             std::to_string(static_cast<int>(c)) + ")");
+      spec_fail(op, key,
+                "must be one line of printable text (found control character " +
+                    std::to_string(static_cast<int>(c)) + ")");
   if (!text.empty() && text.back() == '\\') spec_fail(op, key, "must not end with a backslash");
 }
 
-// A backward formula: an expression of calls, method calls, arithmetic and comparison operators,
-// number literals and names; nothing else (no statements, strings, casts or ::). Parsed by
-// recursive descent with bounded depth, so a bad formula is an error naming the key.
+// A backward formula: an expression of calls, method calls, subscripts, arithmetic and comparison
+// operators, number literals and names; nothing else (no statements, strings, casts or ::). Parsed
+// by recursive descent with bounded depth, so a bad formula is an error naming the key.
 class FormulaParser {
  public:
   FormulaParser(const Op& op, std::string key, const std::string& text)
       : op_(op), key_(std::move(key)), s_(text) {}
   void parse() {
     if (s_.size() > kMaxFormulaBytes)
-      fail("is " + std::to_string(s_.size()) + " bytes long, more than " + std::to_string(kMaxFormulaBytes));
+      fail("is " + std::to_string(s_.size()) + " bytes long, more than " +
+           std::to_string(kMaxFormulaBytes));
     skip();
     if (at_end()) fail("is empty");
     expr(0);
     skip();
-    if (!at_end()) fail("unexpected '" + std::string(1, s_[i_]) + "' at column " + std::to_string(i_ + 1));
+    if (!at_end())
+      fail("unexpected '" + std::string(1, s_[i_]) + "' at column " + std::to_string(i_ + 1));
   }
 
  private:
@@ -143,7 +168,8 @@ class FormulaParser {
     if (!eat(tok)) fail(std::string("expected '") + tok + "' at column " + std::to_string(i_ + 1));
   }
   void enter(int depth) {
-    if (depth > kMaxFormulaDepth) fail("nests more than " + std::to_string(kMaxFormulaDepth) + " levels");
+    if (depth > kMaxFormulaDepth)
+      fail("nests more than " + std::to_string(kMaxFormulaDepth) + " levels");
   }
   void expr(int depth) {  // comparison (one, non-associative)
     enter(depth);
@@ -167,19 +193,16 @@ class FormulaParser {
     if (eat("-")) return unary(depth + 1);
     postfix(depth);
   }
-  void postfix(int depth) {
+  void postfix(int depth) {  // method calls and subscripts (grads[1], sizes[0])
     primary(depth);
     for (;;) {
-      if (eat("[")) {  // grads[i], output i's gradient (ops/specs/README.md): an integer index
-        skip();
-        const size_t b = i_;
-        while (!at_end() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
-        if (i_ == b) fail("expected an integer index at column " + std::to_string(b + 1));
-        expect("]");
-      } else if (eat(".")) {
+      if (eat(".")) {
         identifier();
         expect("(");
         arguments(depth + 1);
+      } else if (eat("[")) {
+        expr(depth + 1);
+        expect("]");
       } else {
         return;
       }
@@ -259,10 +282,12 @@ std::vector<std::string> expand_dtypes(const Op& op, const std::string& key, con
   return out;
 }
 
-void check_keys(const Op& op, const std::string& where, const json& obj, const std::set<std::string>& allowed) {
+void check_keys(const Op& op, const std::string& where, const json& obj,
+                const std::set<std::string>& allowed) {
   for (const auto& [k, v] : obj.items())
     if (!allowed.count(k))
-      spec_fail(op, where.empty() ? k.substr(0, 100) : where + "." + k.substr(0, 100), "unknown key");
+      spec_fail(op, where.empty() ? k.substr(0, 100) : where + "." + k.substr(0, 100),
+                "unknown key");
 }
 
 // A default must have the arg's type exactly (emit turns it into C++ without further checks).
@@ -274,18 +299,32 @@ void check_default(const Op& op, const Arg& a) {
     if (t.back() != '?') spec_fail(op, key, "null default needs an optional type");
     return;
   }
-  auto is_int = [](const json& v) { return v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX); };
+  auto is_int = [](const json& v) {
+    return v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX);
+  };
   bool ok = false;
-  if (t == "int" || t == "int?") ok = is_int(d);
-  else if (t == "int[]") ok = d.is_array() && std::all_of(d.begin(), d.end(), is_int);
-  else if (t == "float") ok = d.is_number();
-  else if (t == "Scalar" || t == "Scalar?") ok = d.is_number() || d.is_boolean();
-  else if (t == "bool") ok = d.is_boolean();
-  else if (t == "string") ok = d.is_string() && (a.allowed.empty() || std::count(a.allowed.begin(), a.allowed.end(), d.get<std::string>()));
-  else if (t == "DType" || t == "DType?") ok = d.is_string() && std::count(kKnownDtypes.begin(), kKnownDtypes.end(), d.get<std::string>());
-  else if (t == "Device") ok = d.is_string() && (d.get<std::string>() == "cpu" || d.get<std::string>() == "cuda");
-  if (!ok) spec_fail(op, key, "default " + d.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 100) +
-                                  " does not fit type " + t);
+  if (t == "int" || t == "int?")
+    ok = is_int(d);
+  else if (t == "int[]")
+    ok = d.is_array() && std::all_of(d.begin(), d.end(), is_int);
+  else if (t == "float")
+    ok = d.is_number();
+  else if (t == "Scalar" || t == "Scalar?")
+    ok = d.is_number() || d.is_boolean();
+  else if (t == "bool")
+    ok = d.is_boolean();
+  else if (t == "string")
+    ok = d.is_string() && (a.allowed.empty() ||
+                           std::count(a.allowed.begin(), a.allowed.end(), d.get<std::string>()));
+  else if (t == "DType" || t == "DType?")
+    ok =
+        d.is_string() && std::count(kKnownDtypes.begin(), kKnownDtypes.end(), d.get<std::string>());
+  else if (t == "Device")
+    ok = d.is_string() && (d.get<std::string>() == "cpu" || d.get<std::string>() == "cuda");
+  if (!ok)
+    spec_fail(op, key,
+              "default " + d.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 100) +
+                  " does not fit type " + t);
 }
 
 }  // namespace
@@ -296,9 +335,11 @@ Op parse_op(const std::string& file, const json& j) {
   if (!j.is_object()) throw SpecError(file + ": each op must be a JSON object");
   const json* name = member(j, "name");
   if (!name) throw SpecError(file + ": an op has no 'name'");
-  if (!name->is_string()) throw SpecError(file + ": op '?': key 'name': must be a string, got " + type_name(*name));
+  if (!name->is_string())
+    throw SpecError(file + ": op '?': key 'name': must be a string, got " + type_name(*name));
   op.name = name->get<std::string>();
-  if (!is_identifier(op.name) || is_cpp_keyword(op.name) || op.name[0] == '_' || op.name.find("__") != std::string::npos) {
+  if (!is_identifier(op.name) || is_cpp_keyword(op.name) || op.name[0] == '_' ||
+      op.name.find("__") != std::string::npos) {
     std::string shown = op.name.substr(0, 100);
     op.name = "?";
     check_name(op, "name", shown);
@@ -314,22 +355,30 @@ Op parse_op(const std::string& file, const json& j) {
   if (!args || !args->is_array()) spec_fail(op, "args", "missing or not a list");
   for (const auto& ja : *args) {
     Arg a;
-    if (!ja.is_object()) spec_fail(op, "args", std::string("each argument is an object, got ") + type_name(ja));
+    if (!ja.is_object())
+      spec_fail(op, "args", std::string("each argument is an object, got ") + type_name(ja));
     const json* an = member(ja, "name");
     if (!an) spec_fail(op, "args", "an argument has no name");
     a.name = check_name(op, "args.name", as_string(op, "args.name", *an));
     const std::string key = "args." + a.name;
-    check_keys(op, key, ja, {"name", "type", "default", "differentiable", "dtypes", "dtype", "allowed"});
+    check_keys(op, key, ja,
+               {"name", "type", "default", "differentiable", "dtypes", "dtype", "allowed"});
     const json* type = member(ja, "type");
     a.type = type ? as_string(op, key + ".type", *type) : "";
-    if (!kArgTypes.count(a.type)) spec_fail(op, key + ".type", "unknown type '" + a.type.substr(0, 100) + "'");
-    if (const json* v = member(ja, "differentiable")) a.differentiable = as_bool(op, key + ".differentiable", *v);
-    if (const json* v = member(ja, "dtype")) a.dtypes = expand_dtypes(op, key + ".dtype", json::array({as_string(op, key + ".dtype", *v)}));
+    if (!kArgTypes.count(a.type))
+      spec_fail(op, key + ".type", "unknown type '" + a.type.substr(0, 100) + "'");
+    if (const json* v = member(ja, "differentiable"))
+      a.differentiable = as_bool(op, key + ".differentiable", *v);
+    if (const json* v = member(ja, "dtype"))
+      a.dtypes =
+          expand_dtypes(op, key + ".dtype", json::array({as_string(op, key + ".dtype", *v)}));
     if (const json* v = member(ja, "dtypes")) a.dtypes = expand_dtypes(op, key + ".dtypes", *v);
     if (const json* v = member(ja, "allowed")) {
       for (const auto& x : as_array(op, key + ".allowed", *v)) {
         const std::string& word = as_string(op, key + ".allowed", x);
-        if (!is_identifier(word)) spec_fail(op, key + ".allowed", "'" + word.substr(0, 100) + "' is not a word (letters, digits, _)");
+        if (!is_identifier(word))
+          spec_fail(op, key + ".allowed",
+                    "'" + word.substr(0, 100) + "' is not a word (letters, digits, _)");
         a.allowed.push_back(word);
       }
     }
@@ -348,11 +397,13 @@ Op parse_op(const std::string& file, const json& j) {
       check_keys(op, "returns", jr, {"name", "type", "differentiable"});
       const json* rn = member(jr, "name");
       r.name = rn ? check_name(op, "returns.name", as_string(op, "returns.name", *rn)) : "result";
-      if (const json* v = member(jr, "differentiable")) r.differentiable = as_bool(op, "returns." + r.name + ".differentiable", *v);
+      if (const json* v = member(jr, "differentiable"))
+        r.differentiable = as_bool(op, "returns." + r.name + ".differentiable", *v);
       const json* rt = member(jr, "type");
       if (rt && as_string(op, "returns." + r.name + ".type", *rt) != "Tensor")
         spec_fail(op, "returns." + r.name, "only Tensor returns are supported");
-      if (op.find_ret(r.name) || op.find_arg(r.name)) spec_fail(op, "returns." + r.name, "duplicate name");
+      if (op.find_ret(r.name) || op.find_arg(r.name))
+        spec_fail(op, "returns." + r.name, "duplicate name");
       op.rets.push_back(r);
     }
   } else {
@@ -362,7 +413,8 @@ Op parse_op(const std::string& file, const json& j) {
   if (const json* variants = member(j, "variants")) {
     for (const auto& v : as_array(op, "variants", *variants)) {
       const std::string& s = as_string(op, "variants", v);
-      if (s != "function" && s != "method" && s != "inplace") spec_fail(op, "variants", "unknown variant '" + s.substr(0, 100) + "'");
+      if (s != "function" && s != "method" && s != "inplace")
+        spec_fail(op, "variants", "unknown variant '" + s.substr(0, 100) + "'");
       op.variants.insert(s);
     }
   } else {
@@ -372,17 +424,21 @@ Op parse_op(const std::string& file, const json& j) {
   op.dtypes = expand_dtypes(op, "dtypes", dtypes ? *dtypes : json::array({"all"}));
   const json* kernels = member(j, "kernels");
   if (!kernels || !kernels->is_object() || kernels->empty())
-    spec_fail(op, "kernels", "missing: name at least one kernel, e.g. {\"CPU\": \"cpu::" + op.name + "\"}");
+    spec_fail(op, "kernels",
+              "missing: name at least one kernel, e.g. {\"CPU\": \"cpu::" + op.name + "\"}");
   for (const auto& [k, v] : kernels->items()) {
-    if (!kKernelKeys.count(k)) spec_fail(op, "kernels." + k.substr(0, 100), "unknown dispatch key (CPU, CUDA, Default)");
+    if (!kKernelKeys.count(k))
+      spec_fail(op, "kernels." + k.substr(0, 100), "unknown dispatch key (CPU, CUDA, Default)");
     const std::string& fn = as_string(op, "kernels." + k, v);
-    if (fn.find("::") == std::string::npos) spec_fail(op, "kernels." + k, "qualify the kernel from tg::, e.g. cpu::" + fn.substr(0, 100));
+    if (fn.find("::") == std::string::npos)
+      spec_fail(op, "kernels." + k, "qualify the kernel from tg::, e.g. cpu::" + fn.substr(0, 100));
     // Each part a C++ identifier: the name goes into generated code and into a regex (main.cpp).
     for (size_t b = 0;;) {
       const size_t e = fn.find("::", b);
       const std::string part = fn.substr(b, e == std::string::npos ? std::string::npos : e - b);
       if (!is_identifier(part) || is_cpp_keyword(part))
-        spec_fail(op, "kernels." + k, "'" + fn.substr(0, 100) + "' is not a qualified C++ name (ns::function)");
+        spec_fail(op, "kernels." + k,
+                  "'" + fn.substr(0, 100) + "' is not a qualified C++ name (ns::function)");
       if (e == std::string::npos) break;
       b = e + 2;
     }
@@ -393,17 +449,20 @@ Op parse_op(const std::string& file, const json& j) {
     const std::string& check = as_string(op, "check", *v);
     const std::string fn = check.rfind("checks::", 0) == 0 ? check.substr(8) : "";
     if (!is_identifier(fn) || is_cpp_keyword(fn))
-      spec_fail(op, "check", "expected \"checks::<function>\" (a function in namespace tg::checks), got " +
-                                 v->dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 100));
+      spec_fail(op, "check",
+                "expected \"checks::<function>\" (a function in namespace tg::checks), got " +
+                    v->dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 100));
     op.check = check;
   }
-  if (const json* v = member(j, "differentiable")) op.differentiable = as_bool(op, "differentiable", *v);
+  if (const json* v = member(j, "differentiable"))
+    op.differentiable = as_bool(op, "differentiable", *v);
   const json* backward_json = member(j, "backward");
   const json backward = backward_json ? as_object(op, "backward", *backward_json) : json::object();
   // A key names one input ("self") or several ("self, src": one formula returns all their
   // gradients, in the key's order, as PyTorch's derivatives.yaml allows).
   std::set<std::string> covered;
-  std::vector<std::pair<size_t, std::pair<std::string, std::string>>> ordered;  // first arg's position
+  std::vector<std::pair<size_t, std::pair<std::string, std::string>>>
+      ordered;  // first arg's position
   for (const auto& [key_text, formula] : backward.items()) {
     const std::string key = key_text.substr(0, 200);
     std::vector<std::string> inputs = backward_inputs(key_text);
@@ -412,24 +471,31 @@ Op parse_op(const std::string& file, const json& j) {
     for (const auto& input : inputs) {
       const Arg* a = op.find_arg(input);
       if (!a) spec_fail(op, "backward." + key, "no argument named '" + input.substr(0, 100) + "'");
-      if (!a->is_diff_tensor()) spec_fail(op, "backward." + key, "'" + input + "' is not a differentiable Tensor");
-      if (inputs.size() > 1 && a->type == "Tensor[]") spec_fail(op, "backward." + key, "a Tensor[] input needs a key of its own");
-      if (!covered.insert(input).second) spec_fail(op, "backward." + key, "'" + input + "' has two formulas");
+      if (!a->is_diff_tensor())
+        spec_fail(op, "backward." + key, "'" + input + "' is not a differentiable Tensor");
+      if (inputs.size() > 1 && a->type == "Tensor[]")
+        spec_fail(op, "backward." + key, "a Tensor[] input needs a key of its own");
+      if (!covered.insert(input).second)
+        spec_fail(op, "backward." + key, "'" + input + "' has two formulas");
       position = std::min(position, static_cast<size_t>(a - op.args.data()));
     }
     if (!formula.is_string()) spec_fail(op, "backward." + key, "formula must be a string");
     FormulaParser(op, "backward." + key, formula.get_ref<const std::string&>()).parse();
     ordered.push_back({position, {key_text, formula.get<std::string>()}});
   }
-  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& entry : ordered) op.backward.push_back(entry.second);  // argument order
   if (op.differentiable) {
     for (const auto* a : op.diff_inputs())
       if (!covered.count(a->name))
-        spec_fail(op, "backward", "no formula for differentiable input '" + a->name +
-                                      "' (add one, or mark the arg \"differentiable\": false)");
-    if (op.num_diff_outputs() == 0) spec_fail(op, "returns", "a differentiable op needs a differentiable output");
-    if (op.backward.empty()) spec_fail(op, "backward", "a differentiable op needs at least one formula");
+        spec_fail(op, "backward",
+                  "no formula for differentiable input '" + a->name +
+                      "' (add one, or mark the arg \"differentiable\": false)");
+    if (op.num_diff_outputs() == 0)
+      spec_fail(op, "returns", "a differentiable op needs a differentiable output");
+    if (op.backward.empty())
+      spec_fail(op, "backward", "a differentiable op needs at least one formula");
   } else if (!op.backward.empty()) {
     spec_fail(op, "backward", "op is marked \"differentiable\": false but has formulas");
   }
@@ -440,7 +506,8 @@ Op parse_op(const std::string& file, const json& j) {
   if ((op.has_variant("method") || op.has_variant("inplace")) &&
       (!op.find_arg("self") || op.find_arg("self")->type != "Tensor"))
     spec_fail(op, "variants", "method and inplace variants need a Tensor arg named 'self'");
-  if (op.has_variant("inplace") && op.rets.size() != 1) spec_fail(op, "variants", "inplace needs exactly one output");
+  if (op.has_variant("inplace") && op.rets.size() != 1)
+    spec_fail(op, "variants", "inplace needs exactly one output");
   const json* samples = member(j, "samples");
   if (!samples || !samples->is_array() || samples->empty())
     spec_fail(op, "samples", "missing: give at least one sample");
@@ -448,8 +515,10 @@ Op parse_op(const std::string& file, const json& j) {
   for (const auto& s : op.samples) {
     if (!s.is_object()) spec_fail(op, "samples", "each sample is an object");
     for (const auto& [k, v] : s.items()) {
-      static const std::set<std::string> meta = {"dtypes", "no_grad", "no_gradgrad", "reject", "error", "why"};
-      if (!meta.count(k) && !op.find_arg(k)) spec_fail(op, "samples", "sample names unknown argument '" + k.substr(0, 100) + "'");
+      static const std::set<std::string> meta = {"dtypes", "no_grad", "no_gradgrad",
+                                                 "reject", "error",   "why"};
+      if (!meta.count(k) && !op.find_arg(k))
+        spec_fail(op, "samples", "sample names unknown argument '" + k.substr(0, 100) + "'");
     }
   }
   return op;
@@ -462,20 +531,23 @@ std::vector<Op> parse_spec_text(const std::string& file, const std::string& text
     // printing a value recurse): a 100,000-deep "samples" is an error, not a stack overflow.
     j = json::parse(text, [&](int depth, json::parse_event_t, json&) {
       if (depth > kMaxJsonDepth)
-        throw SpecError(file + ": JSON nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+        throw SpecError(file + ": JSON nested more than " + std::to_string(kMaxJsonDepth) +
+                        " levels deep");
       return true;
     });
   } catch (const json::exception& e) {
     throw SpecError(file + ": invalid JSON: " + e.what());
   }
-  std::vector<json> objs = j.is_array() ? std::vector<json>(j.begin(), j.end()) : std::vector<json>{j};
+  std::vector<json> objs =
+      j.is_array() ? std::vector<json>(j.begin(), j.end()) : std::vector<json>{j};
   std::vector<Op> ops;
   for (const auto& o : objs) {
     try {
       ops.push_back(parse_op(file, o));
     } catch (const json::exception& e) {
       const bool named = o.is_object() && o.contains("name") && o["name"].is_string();
-      throw SpecError(file + ": op '" + (named ? o["name"].get<std::string>() : "?") + "': " + e.what());
+      throw SpecError(file + ": op '" + (named ? o["name"].get<std::string>() : "?") +
+                      "': " + e.what());
     }
   }
   return ops;
