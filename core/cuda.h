@@ -3,6 +3,8 @@
 // without CUDA these still link: is_available() is false, device_count() is 0 and the others
 // throw "[cuda] tapegrad was built without CUDA".
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 namespace tg::cuda {
 
@@ -10,8 +12,22 @@ namespace tg::cuda {
 bool is_available();
 // Number of visible GPUs (0 when none, or when the driver cannot be loaded).
 int device_count();
-// Blocks until every kernel and copy queued on the GPU has finished.
+// Blocks until every kernel and copy queued on the GPU has finished, then raises any error a
+// kernel recorded on the device (an index out of range found without a sync; docs/SEMANTICS.md).
 void synchronize();
+// The device's name; in the emulation build (TG_CUDA_EMULATION) it says that it is an emulation
+// running on the CPU.
+std::string device_name();
+
+// Host synchronisations so far: device-to-host copies (item(), .cpu(), reading a count back) and
+// synchronize() calls. Tests read it before and after a call to prove the call made none.
+uint64_t host_sync_count();
+// Checked mode: an op whose arguments are checked against the data (index ranges, masked_scatter's
+// source size) synchronises after its check kernel and raises the typed error before writing
+// anything, so a rejected call leaves every input unchanged. Off by default: then the error is
+// raised at the next synchronisation point instead, and the failing op's outputs are undefined.
+void set_sync_checks(bool on);
+bool sync_checks();
 
 // Bytes held by the caching device allocator: `allocated` is in live tensors, `reserved` is
 // everything taken from cudaMalloc (live plus cached for reuse), `peak` the highest `allocated`.

@@ -14,6 +14,10 @@ namespace {
 bool is_available() { return false; }
 int device_count() { return 0; }
 void synchronize() { built_without_cuda(); }
+std::string device_name() { built_without_cuda(); }
+uint64_t host_sync_count() { return 0; }
+void set_sync_checks(bool) { built_without_cuda(); }
+bool sync_checks() { return false; }
 MemoryStats memory_stats() { built_without_cuda(); }
 void empty_cache() { built_without_cuda(); }
 

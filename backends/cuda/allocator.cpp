@@ -62,41 +62,43 @@ class CachingAllocator final : public Allocator {
  private:
   // Small requests round up to 512 bytes, large ones (over 1 MiB) to 2 MiB, so that similar
   // sizes share a free list.
+  // In the emulation build under ASan (TG_ALLOCATOR_EXACT_DEFAULT) blocks keep their exact size,
+  // so that a kernel reading past a tensor's end is reported instead of landing in the padding.
   static size_t round_size(size_t nbytes) {
+#if defined(TG_CUDA_EMULATION) && defined(TG_ALLOCATOR_EXACT_DEFAULT)
+    return nbytes;
+#else
     constexpr size_t kSmallStep = 512, kLargeStep = size_t{2} << 20, kLargeFrom = size_t{1} << 20;
     const size_t step = nbytes > kLargeFrom ? kLargeStep : kSmallStep;
     return (nbytes + step - 1) / step * step;
+#endif
   }
 
-  // cudaMalloc of `size` bytes; on out-of-memory, frees the cache and tries once more.
+  // Driver memory of `size` bytes; on out-of-memory, frees the cache and tries once more.
   // Caller holds mutex_.
   void* cuda_malloc(size_t size, size_t requested) {
-    void* ptr = nullptr;
-    cudaError_t err = cudaMalloc(&ptr, size);
-    if (err == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();
+    void* ptr = detail::rt_malloc(size);
+    if (ptr == nullptr) {
       release_cached();
-      err = cudaMalloc(&ptr, size);
+      ptr = detail::rt_malloc(size);
     }
-    if (err == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();
+    if (ptr == nullptr) {
       size_t free_bytes = 0, total_bytes = 0;
-      if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) (void)cudaGetLastError();
+      detail::rt_mem_info(free_bytes, total_bytes);
       fail<Error>("cuda", "out of memory: tried to allocate ", requested, " bytes (", size,
                   " rounded up); tapegrad holds ", stats_.allocated,
-                  " bytes in tensors, the GPU has ", free_bytes, " of ", total_bytes,
+                  " bytes in tensors, the device has ", free_bytes, " of ", total_bytes,
                   " bytes free");
     }
-    detail::check(err, "cuda", "cudaMalloc");
     stats_.reserved += size;
     return ptr;
   }
 
-  // cudaFree of every cached block. Caller holds mutex_.
+  // Returns every cached block to the driver. Caller holds mutex_.
   void release_cached() {
     for (auto& [size, blocks] : free_blocks_) {
       while (!blocks.empty()) {
-        detail::check(cudaFree(blocks.back()), "cuda", "cudaFree");
+        detail::rt_free(blocks.back());
         blocks.pop_back();
         stats_.reserved -= size;
       }
@@ -115,16 +117,19 @@ CachingAllocator& caching_allocator() {
   return *allocator;
 }
 
-// Synchronous copy between host and device memory, or within the device.
+// Synchronous copy between host and device memory, or within the device (never host to host:
+// memcpy_between calls it only when one side is CUDA).
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) {
   if (nbytes == 0) return;
-  cudaMemcpyKind kind = cudaMemcpyHostToHost;
   if (dst_device.is_cuda()) {
-    kind = src_device.is_cuda() ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
-  } else if (src_device.is_cuda()) {
-    kind = cudaMemcpyDeviceToHost;
+    if (src_device.is_cuda()) {
+      detail::rt_copy_on_device(dst, src, nbytes);
+    } else {
+      detail::rt_copy_to_device(dst, src, nbytes);
+    }
+  } else {
+    detail::rt_copy_to_host(dst, src, nbytes);  // src is on the device: a host sync
   }
-  TG_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, kind), "copy");
 }
 
 struct Registrar {

@@ -7,7 +7,7 @@ namespace {
 template <typename Dst, typename Src> struct CopyOp {
   Dst* dst;
   const Src* src;
-  __device__ void operator()(const int64_t* off) const {
+  __host__ __device__ void operator()(const int64_t* off) const {
     dst[off[0]] = static_cast<Dst>(src[off[1]]);
   }
 };
@@ -15,7 +15,7 @@ template <typename Dst, typename Src> struct CopyOp {
 template <typename T> struct FillOp {
   T* dst;
   T value;
-  __device__ void operator()(const int64_t* off) const { dst[off[0]] = value; }
+  __host__ __device__ void operator()(const int64_t* off) const { dst[off[0]] = value; }
 };
 
 }  // namespace

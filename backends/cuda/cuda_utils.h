@@ -1,22 +1,24 @@
 #pragma once
 // Internal to the CUDA backend: error checking, device memory, and the plain-data interface
 // between the Tensor-level code (*.cpp, g++ in C++20) and the kernels (*.cu, nvcc). The .cu files
-// see only this header, dtype.h, scalar.h and error.h, never Tensor.
+// see only this header, runtime.h, dtype.h, scalar.h and error.h, never Tensor.
 #include <cstddef>
 #include <cstdint>
-
-#include <cuda_runtime_api.h>
 
 #include <tapegrad/core/dtype.h>
 #include <tapegrad/core/scalar.h>
 
+#include "runtime.h"
+
 namespace tg::cuda::detail {
 
+#if !defined(TG_CUDA_EMULATION)
 // Throws tg::Error("[op] <what> failed: <cudaGetErrorString(err)>") unless err is cudaSuccess.
 void check(cudaError_t err, const char* op, const char* what);
 
 // Runs a CUDA runtime call and throws a tg::Error naming op and the call when it fails.
 #define TG_CUDA_CHECK(call, op) ::tg::cuda::detail::check((call), (op), #call)
+#endif
 
 // Device memory from the caching allocator (stream-ordered on the default stream, so a block
 // freed after queuing a kernel may be handed to the next kernel without a sync).
@@ -47,6 +49,47 @@ template <int N> struct StridedLayout {
   int64_t strides[N][kMaxDims] = {};
 };
 
+// The elementwise ops the generic kernels compute (scalar_ops.cuh has the formulas).
+enum class UnaryKind {
+  Neg,
+  Abs,
+  Sign,
+  Relu,
+  Clamp,  // same dtype, no bool (Sign: any)
+  Exp,
+  Log,
+  Sqrt,
+  Sigmoid,
+  Tanh,
+  Softplus,
+  GeluErf,
+  GeluTanh,
+  LeakyRelu,  // floating
+  LogicalNot  // any dtype in, bool out
+};
+
+enum class BinaryKind {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,  // in the compute dtype
+  TanhBackward,
+  SigmoidBackward,
+  GeluErfBackward,
+  GeluTanhBackward,  // floating
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr  // bool out
+};
+
+inline constexpr bool is_bool_result(BinaryKind k) { return k >= BinaryKind::Eq; }
+
 // Launchers (defined in the .cu files). Pointers are device pointers already at the tensor's
 // offset; n is the number of elements of the iteration shape.
 // dst = convert(src), over any strides and any pair of implemented dtypes.
@@ -55,12 +98,25 @@ void launch_copy(void* dst, DType dst_dtype, const void* src, DType src_dtype, i
 // Every element of dst set to value converted to dtype.
 void launch_fill(void* dst, DType dtype, const Scalar& value, int64_t n,
                  const StridedLayout<1>& layout);
-// out = a + alpha * b, all three of `dtype`.
-void launch_add(void* out, const void* a, const void* b, DType dtype, const Scalar& alpha,
-                int64_t n, const StridedLayout<3>& layout);
-// out[0] = sum of the n contiguous elements of in (n > 0), both of `dtype`.
-void launch_sum_all(const void* in, void* out, DType dtype, int64_t n);
-// out[r] = sum of row r of a contiguous rows x cols matrix (rows, cols > 0), both of `dtype`.
-void launch_sum_rows(const void* in, void* out, DType dtype, int64_t rows, int64_t cols);
+// out = kind(in) with parameters p0, p1 (clamp's bounds, leaky_relu's slope); in and out of
+// `dtype`, except LogicalNot whose out is bool.
+void launch_unary(UnaryKind kind, void* out, const void* in, DType dtype, const Scalar& p0,
+                  const Scalar& p1, int64_t n, const StridedLayout<2>& layout);
+// out = kind(a, b) (alpha: add's and sub's multiplier); a, b and out of `dtype`, out bool for
+// the comparison and logical kinds.
+void launch_binary(BinaryKind kind, void* out, const void* a, const void* b, DType dtype,
+                   const Scalar& alpha, int64_t n, const StridedLayout<3>& layout);
+// out = cond ? a : b; a, b and out of `dtype`.
+void launch_where(void* out, const bool* cond, const void* a, const void* b, DType dtype, int64_t n,
+                  const StridedLayout<4>& layout);
+// out[r] = the reduction of row r of a contiguous rows x cols matrix (rows > 0), in and out of
+// `dtype`. Sum of no elements is 0, prod 1; Max / Min of no elements are -inf / +inf (the
+// callers reject empty max / min before dispatch).
+enum class ReduceKind { Sum, Mean, Prod, Max, Min };  // Mean: floating dtypes only
+void launch_reduce_rows(ReduceKind kind, const void* in, void* out, DType dtype, int64_t rows,
+                        int64_t cols);
+// values[r] = max (greater) or min of row r, indices[r] its first column (NaN wins); cols > 0.
+void launch_extreme_index_rows(bool greater, const void* in, void* values, int64_t* indices,
+                               DType dtype, int64_t rows, int64_t cols);
 
 }  // namespace tg::cuda::detail

@@ -1,9 +1,8 @@
 #pragma once
-// The one generic elementwise kernel: a grid-stride loop over the iteration shape that hands each
-// element's per-operand offsets to a small functor. Contiguous layouts skip the index math.
-#include <algorithm>
-
-#include "cuda_utils.h"
+// The one generic elementwise kernel: for every element of the iteration shape, its per-operand
+// offsets go to a small functor op(off). Contiguous layouts skip the index math. Launched
+// through launch.cuh, so the same functor runs on the GPU and in the emulation.
+#include "launch.cuh"
 
 namespace tg::cuda::detail {
 
@@ -19,11 +18,11 @@ template <int N> __host__ __device__ inline void strided_offsets(const StridedLa
   }
 }
 
-// Calls op(off) for every element, off[k] being operand k's element offset.
-template <int N, bool Contiguous, typename Op>
-__global__ void elementwise_kernel(int64_t n, StridedLayout<N> layout, Op op) {
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+// The body run for each index i: computes the offsets and calls op.
+template <int N, bool Contiguous, typename Op> struct ElementwiseBody {
+  StridedLayout<N> layout;
+  Op op;
+  __host__ __device__ void operator()(int64_t i) const {
     int64_t off[N];
     if constexpr (Contiguous) {
       for (int k = 0; k < N; ++k) off[k] = i;
@@ -32,23 +31,16 @@ __global__ void elementwise_kernel(int64_t n, StridedLayout<N> layout, Op op) {
     }
     op(off);
   }
-}
+};
 
-inline constexpr int kThreadsPerBlock = 256;
-inline constexpr int64_t kMaxBlocks = 65535;  // the grid-stride loop covers the rest
-
-// Launches elementwise_kernel on the default stream and checks the launch.
+// Calls op(off) for every element, off[k] being operand k's element offset.
 template <int N, typename Op>
 void launch_elementwise(const char* op_name, int64_t n, const StridedLayout<N>& layout, Op op) {
-  if (n == 0) return;
-  const int64_t blocks = std::min((n + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxBlocks);
-  const dim3 grid(static_cast<unsigned>(blocks)), block(kThreadsPerBlock);
   if (layout.contiguous) {
-    elementwise_kernel<N, true><<<grid, block>>>(n, layout, op);
+    launch_n(op_name, n, ElementwiseBody<N, true, Op>{layout, op});
   } else {
-    elementwise_kernel<N, false><<<grid, block>>>(n, layout, op);
+    launch_n(op_name, n, ElementwiseBody<N, false, Op>{layout, op});
   }
-  TG_CUDA_CHECK(cudaGetLastError(), op_name);
 }
 
 }  // namespace tg::cuda::detail

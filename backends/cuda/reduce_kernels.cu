@@ -1,61 +1,82 @@
-// Sum reductions with CUB: a whole contiguous array, or each row of a contiguous matrix.
-#include <algorithm>
-
-#include <cub/device/device_reduce.cuh>
-#include <cub/device/device_segmented_reduce.cuh>
-
-#include "cuda_utils.h"
+// Reductions over the rows of a contiguous rows x cols matrix: sum, prod, max, min (through the
+// device-wide reduce of algorithms.cuh), and max / min with the index of the extreme.
+#include "algorithms.cuh"
+#include "math.cuh"
 
 namespace tg::cuda::detail {
 namespace {
 
-// offsets[i] = i * cols for i in [0, count): where each row starts (and the previous one ends).
-__global__ void row_offsets_kernel(int64_t* offsets, int64_t count, int64_t cols) {
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += step) {
-    offsets[i] = i * cols;
+template <typename T> struct SumOp {
+  __host__ __device__ T operator()(T a, T b) const { return static_cast<T>(a + b); }
+};
+template <typename T> struct ProdOp {
+  __host__ __device__ T operator()(T a, T b) const { return static_cast<T>(a * b); }
+};
+// max (Greater) or min; NaN wins, as on the CPU.
+template <typename T, bool Greater> struct ExtremeOp {
+  __host__ __device__ static bool better(T v, T best) {
+    return (Greater ? v > best : v < best) || (is_nan(v) && !is_nan(best));
   }
-}
+  __host__ __device__ T operator()(T a, T b) const { return better(b, a) ? b : a; }
+};
 
-// CUB treats a null temp-storage pointer as "only report the size", so the real call must get a
-// non-null buffer even when CUB asks for 0 bytes.
-size_t temp_size(size_t cub_bytes) { return std::max<size_t>(cub_bytes, 16); }
+// values[r], indices[r]: the extreme of row r and the first column where it is.
+template <typename T, bool Greater> struct ExtremeIndexBody {
+  const T* in;
+  T* values;
+  int64_t* indices;
+  int64_t cols;
+  __host__ __device__ void operator()(int64_t r) const {
+    const T* row = in + r * cols;
+    int64_t best = 0;
+    for (int64_t c = 1; c < cols; ++c)
+      if (ExtremeOp<T, Greater>::better(row[c], row[best])) best = c;
+    values[r] = row[best];
+    indices[r] = best;
+  }
+};
+
+template <typename T> struct DivideBody {
+  T* out;
+  T count;
+  __host__ __device__ void operator()(int64_t r) const { out[r] = out[r] / count; }
+};
 
 }  // namespace
 
-void launch_sum_all(const void* in, void* out, DType dtype, int64_t n) {
-  visit_dtype("sum", dtype, [&](auto tag) {
+void launch_reduce_rows(ReduceKind kind, const void* in, void* out, DType dtype, int64_t rows,
+                        int64_t cols) {
+  visit_dtype("reduce", dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* d_in = static_cast<const T*>(in);
     T* d_out = static_cast<T*>(out);
-    size_t temp_bytes = 0;
-    TG_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, d_in, d_out, n), "sum");
-    DeviceBuffer temp(temp_size(temp_bytes));
-    TG_CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), temp_bytes, d_in, d_out, n), "sum");
+    switch (kind) {
+      case ReduceKind::Sum: return reduce_rows("sum", d_in, d_out, rows, cols, SumOp<T>{}, T(0));
+      case ReduceKind::Mean:
+        reduce_rows("mean", d_in, d_out, rows, cols, SumOp<T>{}, T(0));
+        return launch_n("mean", rows, DivideBody<T>{d_out, static_cast<T>(cols)});
+      case ReduceKind::Prod: return reduce_rows("prod", d_in, d_out, rows, cols, ProdOp<T>{}, T(1));
+      case ReduceKind::Max:
+        return reduce_rows("amax", d_in, d_out, rows, cols, ExtremeOp<T, true>{},
+                           lowest_value<T>());
+      case ReduceKind::Min:
+        return reduce_rows("amin", d_in, d_out, rows, cols, ExtremeOp<T, false>{},
+                           highest_value<T>());
+    }
   });
 }
 
-void launch_sum_rows(const void* in, void* out, DType dtype, int64_t rows, int64_t cols) {
-  // Row r is the segment [offsets[r], offsets[r + 1]).
-  DeviceBuffer offsets_buffer(static_cast<size_t>(rows + 1) * sizeof(int64_t));
-  int64_t* offsets = static_cast<int64_t*>(offsets_buffer.get());
-  const int64_t blocks = std::min<int64_t>((rows + 1 + 255) / 256, 65535);
-  row_offsets_kernel<<<static_cast<unsigned>(blocks), 256>>>(offsets, rows + 1, cols);
-  TG_CUDA_CHECK(cudaGetLastError(), "sum");
-
-  visit_dtype("sum", dtype, [&](auto tag) {
+void launch_extreme_index_rows(bool greater, const void* in, void* values, int64_t* indices,
+                               DType dtype, int64_t rows, int64_t cols) {
+  visit_dtype(greater ? "max" : "min", dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* d_in = static_cast<const T*>(in);
-    T* d_out = static_cast<T*>(out);
-    size_t temp_bytes = 0;
-    TG_CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, temp_bytes, d_in, d_out, rows, offsets,
-                                                  offsets + 1),
-                  "sum");
-    DeviceBuffer temp(temp_size(temp_bytes));
-    TG_CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(temp.get(), temp_bytes, d_in, d_out, rows,
-                                                  offsets, offsets + 1),
-                  "sum");
+    T* d_values = static_cast<T*>(values);
+    if (greater) {
+      launch_n("max", rows, ExtremeIndexBody<T, true>{d_in, d_values, indices, cols});
+    } else {
+      launch_n("min", rows, ExtremeIndexBody<T, false>{d_in, d_values, indices, cols});
+    }
   });
 }
 

@@ -1,0 +1,46 @@
+#pragma once
+// The launch layer: f(i) for every i in [0, n), on the backend's stream. With nvcc it is one
+// grid-stride kernel launch; in the emulation build the same functor runs over the same index
+// range through Thrust's host device system (OpenMP threads, or a plain loop without OpenMP).
+// Kernels must therefore not depend on the order of i nor on which thread runs it; cooperation
+// between indices goes through atomics (atomics.cuh) or the device-wide algorithms
+// (algorithms.cuh), never through shared memory.
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda_utils.h"
+
+#if defined(TG_CUDA_EMULATION)
+#include <thrust/execution_policy.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#endif
+
+namespace tg::cuda::detail {
+
+#if !defined(TG_CUDA_EMULATION)
+template <typename F> __global__ void grid_stride_kernel(int64_t n, F f) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
+    f(i);
+}
+#endif
+
+inline constexpr int kThreadsPerBlock = 256;
+inline constexpr int64_t kMaxBlocks = 65535;  // the grid-stride loop covers the rest
+
+// Runs f(i) for i in [0, n) and checks the launch (the kernel's own failures surface at the
+// next synchronisation, as CUDA reports them).
+template <typename F> void launch_n(const char* op, int64_t n, const F& f) {
+  if (n <= 0) return;
+#if defined(TG_CUDA_EMULATION)
+  (void)op;
+  thrust::for_each_n(thrust::device, thrust::counting_iterator<int64_t>(0), n, f);
+#else
+  const int64_t blocks = std::min((n + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxBlocks);
+  grid_stride_kernel<<<static_cast<unsigned>(blocks), kThreadsPerBlock> > >(n, f);
+  TG_CUDA_CHECK(cudaGetLastError(), op);
+#endif
+}
+
+}  // namespace tg::cuda::detail
