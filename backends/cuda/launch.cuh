@@ -38,7 +38,10 @@ template <typename F> void launch_n(const char* op, int64_t n, const F& f) {
   thrust::for_each_n(thrust::device, thrust::counting_iterator<int64_t>(0), n, f);
 #else
   const int64_t blocks = std::min((n + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxBlocks);
-  grid_stride_kernel<<<static_cast<unsigned>(blocks), kThreadsPerBlock> > >(n, f);
+  const unsigned grid = static_cast<unsigned>(blocks), block = kThreadsPerBlock;
+  // clang-format off
+  grid_stride_kernel<<<grid, block>>>(n, f);
+  // clang-format on
   TG_CUDA_CHECK(cudaGetLastError(), op);
 #endif
 }
