@@ -119,4 +119,9 @@ void launch_reduce_rows(ReduceKind kind, const void* in, void* out, DType dtype,
 void launch_extreme_index_rows(bool greater, const void* in, void* values, int64_t* indices,
                                DType dtype, int64_t rows, int64_t cols);
 
+// c[b] = a[b] @ b[b] for b < batch: contiguous row-major [batch, m, k] @ [batch, k, n] ->
+// [batch, m, n], all of `dtype` (m, n, k > 0).
+void launch_gemm(DType dtype, const void* a, const void* b, void* c, int64_t batch, int64_t m,
+                 int64_t n, int64_t k);
+
 }  // namespace tg::cuda::detail
