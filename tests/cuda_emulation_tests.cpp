@@ -40,7 +40,7 @@ TEST_CASE("cuda: the device names itself, and an emulation says so") {
 #endif
 }
 
-TEST_CASE("cuda: reading a value back is a counted host sync; device work is not") {
+TEST_CASE("cuda: reading a value back is a counted host sync, device work is not") {
   if (no_device()) return;
   const tg::Tensor x = dev(tg::tensor(std::vector<double>{1, 2, 3}));
   uint64_t before = tg::cuda::host_sync_count();

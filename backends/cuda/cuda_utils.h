@@ -98,6 +98,9 @@ void launch_copy(void* dst, DType dst_dtype, const void* src, DType src_dtype, i
 // Every element of dst set to value converted to dtype.
 void launch_fill(void* dst, DType dtype, const Scalar& value, int64_t n,
                  const StridedLayout<1>& layout);
+// How a scatter-like op combines the entries of one slot (indexing_kernels.h).
+enum class ScatterReduce { Assign, Sum, Prod, Mean, Amax, Amin };
+
 // out = kind(in) with parameters p0, p1 (clamp's bounds, leaky_relu's slope); in and out of
 // `dtype`, except LogicalNot whose out is bool.
 void launch_unary(UnaryKind kind, void* out, const void* in, DType dtype, const Scalar& p0,
@@ -123,5 +126,12 @@ void launch_extreme_index_rows(bool greater, const void* in, void* values, int64
 // [batch, m, n], all of `dtype` (m, n, k > 0).
 void launch_gemm(DType dtype, const void* a, const void* b, void* c, int64_t batch, int64_t m,
                  int64_t n, int64_t k);
+
+// tril (upper false) / triu of a contiguous tensor whose last two dims are rows x cols.
+void launch_triangle(bool upper, DType dtype, void* out, const void* in, int64_t n, int64_t rows,
+                     int64_t cols, int64_t diagonal);
+// Running sums along the middle dim of a contiguous [outer, size, inner] tensor (not bool).
+void launch_cumsum(DType dtype, void* out, const void* in, int64_t outer, int64_t size,
+                   int64_t inner);
 
 }  // namespace tg::cuda::detail

@@ -142,6 +142,9 @@ void raise_device_errors() {
     case kSourceShapeTooSmall:
       fail<ValueError>(op, "the mask selects ", r.value, " elements but source_shape has only ",
                        r.bound, " elements");
+    case kEmbeddingIndex:
+      fail<IndexError>(op, "index ", r.value, " is out of range for weight with ", r.bound,
+                       " rows (expected 0 <= index < ", r.bound, ")");
     default: fail<Error>(op, "a device kernel recorded error code ", r.code);
   }
 }

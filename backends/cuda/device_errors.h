@@ -20,6 +20,7 @@ enum ErrorCode : int32_t {
   kFillIndexOutOfRange = 2,  // value not in [-bound, bound) along dim (index_fill)
   kSourceTooSmall = 3,       // the mask selects value elements, source has bound
   kSourceShapeTooSmall = 4,  // same, for masked_scatter_backward's source_shape
+  kEmbeddingIndex = 5,       // value not in [0, bound) rows of embedding's weight
 };
 
 struct ErrorRecord {

@@ -52,13 +52,14 @@ struct Entries {
 inline Entries make_entries(const char* op, const Shape& iter, const Shape& index_strides,
                             const Shape& src_strides, const Shape& target_strides, int64_t dim,
                             int64_t dim_size, const Tensor& index, bool sort,
-                            bool wrap_negative = false) {
+                            bool wrap_negative = false, int32_t error_code = 0) {
   EntryLayout l;
   l.iter = make_layout<2>(op, iter, {index_strides, src_strides});
   for (size_t d = 0; d < target_strides.size(); ++d) l.target_strides[d] = target_strides[d];
   l.dim = static_cast<int>(dim);
   l.dim_size = dim_size;
   l.wrap_negative = wrap_negative;
+  l.error_code = error_code;
   Entries e;
   e.n = iter.numel();
   const Device device = index.device();

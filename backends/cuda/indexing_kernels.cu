@@ -33,8 +33,10 @@ struct EntryBody {
     const int64_t size = l.dim_size;
     if (l.wrap_negative && v < 0 && v >= -size) v += size;
     if (v < 0 || v >= size) {
-      record_error(err, l.wrap_negative ? kFillIndexOutOfRange : kIndexOutOfRange, op,
-                   index[index_off], size, l.dim);
+      const int32_t code = l.error_code != 0 ? l.error_code
+                           : l.wrap_negative ? kFillIndexOutOfRange
+                                             : kIndexOutOfRange;
+      record_error(err, code, op, index[index_off], size, l.dim);
       slots[e] = -1;
       src_off[e] = src;
       return;

@@ -10,8 +10,6 @@
 
 namespace tg::cuda::detail {
 
-enum class ScatterReduce { Assign, Sum, Prod, Mean, Amax, Amin };
-
 struct EntryLayout {
   // Over the iteration shape: operand 0 is the index (stride 0 where it does not vary), operand
   // 1 the source.
@@ -20,6 +18,7 @@ struct EntryLayout {
   int dim = 0;
   int64_t dim_size = 0;        // valid index values are [0, dim_size)
   bool wrap_negative = false;  // index_fill: [-dim_size, dim_size), negatives from the end
+  int32_t error_code = 0;      // the ErrorCode a bad value records (0: the default for the form)
 };
 
 // slots[e]: element offset in the target of entry e (-1 when its index value is out of range:

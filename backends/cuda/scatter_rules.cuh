@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "indexing_kernels.h"
+#include "cuda_utils.h"
 #include "math.cuh"
 
 namespace tg::cuda::detail {
