@@ -134,4 +134,8 @@ void launch_triangle(bool upper, DType dtype, void* out, const void* in, int64_t
 void launch_cumsum(DType dtype, void* out, const void* in, int64_t outer, int64_t size,
                    int64_t inner);
 
+// dropout over n contiguous elements with keep probability keep (0 < keep < 1).
+void launch_dropout(DType dtype, void* out, bool* mask, const void* in, int64_t n, uint64_t seed,
+                    double keep);
+
 }  // namespace tg::cuda::detail

@@ -36,3 +36,18 @@ template <typename T> __host__ __device__ inline T highest_value() {
 }
 
 }  // namespace tg::cuda::detail
+
+namespace tg::cuda::detail {
+
+// The i-th output of a splitmix64 stream seeded with `seed`, as a double in [0, 1): the same
+// function as backends/cpu/counter_random.h (dropout draws element i with it on every backend,
+// so a seeded dropout gives the CPU's mask on the device).
+__host__ __device__ inline double uniform_at(uint64_t seed, uint64_t i) {
+  uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+}  // namespace tg::cuda::detail

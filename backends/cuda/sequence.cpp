@@ -1,5 +1,4 @@
-// CUDA tril, triu, cumsum and embedding (sequence_kernels.cu; embedding is index_select of
-// weight's rows).
+// CUDA tril, triu, cumsum, dropout (sequence_kernels.cu) and embedding (a row-form gather).
 #include <tapegrad/core/copy.h>
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/factories.h>
@@ -12,6 +11,12 @@ namespace {
 Tensor dense_as(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype && t.is_contiguous()) return t;
   Tensor out = empty(t.shape(), dtype, t.device());
+  copy_data(out, t);
+  return out;
+}
+
+Tensor dense_copy(const Tensor& t) {
+  Tensor out = empty(t.shape(), t.dtype(), t.device());
   copy_data(out, t);
   return out;
 }
@@ -42,6 +47,20 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   const int64_t size = self.dim() == 0 ? 1 : self.size(d);
   detail::launch_cumsum(out_dtype, out.data_ptr(), x.data_ptr(), outer, size, inner);
   return out;
+}
+
+std::tuple<Tensor, Tensor> dropout(const Tensor& self, double p, bool train) {
+  if (!train || p == 0) return {dense_copy(self), ones(self.shape(), kBool, self.device())};
+  if (p == 1)
+    return {zeros(self.shape(), self.dtype(), self.device()),
+            zeros(self.shape(), kBool, self.device())};
+  const Tensor x = dense_as(self, self.dtype());
+  Tensor out = empty(self.shape(), self.dtype(), self.device());
+  Tensor mask = empty(self.shape(), kBool, self.device());
+  const uint64_t seed = random_u64();  // one draw from the global generator, as on the CPU
+  detail::launch_dropout(self.dtype(), out.data_ptr(), mask.data<bool>(), x.data_ptr(), x.numel(),
+                         seed, 1 - p);
+  return {out, mask};
 }
 
 // weight's rows at indices: entries over [indices, dim] reading weight (a row-form gather).

@@ -2,6 +2,7 @@
 #include <type_traits>
 
 #include "launch.cuh"
+#include "math.cuh"
 
 namespace tg::cuda::detail {
 namespace {
@@ -36,7 +37,32 @@ template <typename T> struct CumsumBody {
   }
 };
 
+// Dropout: element i kept when uniform_at(seed, i) < keep, then scaled (x * mask * scale).
+template <typename T> struct DropoutBody {
+  T* out;
+  bool* mask;
+  const T* in;
+  uint64_t seed;
+  double keep;
+  T scale;
+  __host__ __device__ void operator()(int64_t i) const {
+    const bool m = uniform_at(seed, static_cast<uint64_t>(i)) < keep;
+    mask[i] = m;
+    out[i] = in[i] * (m ? scale : T(0));
+  }
+};
+
 }  // namespace
+
+void launch_dropout(DType dtype, void* out, bool* mask, const void* in, int64_t n, uint64_t seed,
+                    double keep) {
+  visit_floating("dropout", dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch_n("dropout", n,
+             DropoutBody<T>{static_cast<T*>(out), mask, static_cast<const T*>(in), seed, keep,
+                            T(1) / static_cast<T>(keep)});
+  });
+}
 
 void launch_triangle(bool upper, DType dtype, void* out, const void* in, int64_t n, int64_t rows,
                      int64_t cols, int64_t diagonal) {
