@@ -145,6 +145,9 @@ void raise_device_errors() {
     case kEmbeddingIndex:
       fail<IndexError>(op, "index ", r.value, " is out of range for weight with ", r.bound,
                        " rows (expected 0 <= index < ", r.bound, ")");
+    case kTargetOutOfRange:
+      fail<IndexError>(op, "target ", r.value, " is out of range [0, ", r.bound, ") (sample ",
+                       r.dim, "; ignore_index is ", r.extra, ")");
     default: fail<Error>(op, "a device kernel recorded error code ", r.code);
   }
 }

@@ -21,12 +21,13 @@ enum ErrorCode : int32_t {
   kSourceTooSmall = 3,       // the mask selects value elements, source has bound
   kSourceShapeTooSmall = 4,  // same, for masked_scatter_backward's source_shape
   kEmbeddingIndex = 5,       // value not in [0, bound) rows of embedding's weight
+  kTargetOutOfRange = 6,     // a loss target not in [0, bound), sample dim, ignore_index extra
 };
 
 struct ErrorRecord {
   int32_t code;  // ErrorCode; the first thread to change it from kNoError owns the other fields
   int32_t op;    // op_id() of the op's name
-  int64_t value, bound, dim;
+  int64_t value, bound, dim, extra;
 };
 
 // The record in device memory (allocated on first use, never freed).
@@ -36,7 +37,8 @@ int32_t op_id(const char* op);
 
 // Records an error unless one is already recorded (first one wins). Safe from any thread.
 __host__ __device__ inline void record_error(ErrorRecord* rec, int32_t code, int32_t op,
-                                             int64_t value, int64_t bound, int64_t dim) {
+                                             int64_t value, int64_t bound, int64_t dim,
+                                             int64_t extra = 0) {
   ::cuda::atomic_ref<int32_t, ::cuda::thread_scope_device> state(rec->code);
   int32_t expected = kNoError;
   if (state.compare_exchange_strong(expected, -1)) {  // -1: being written
@@ -44,6 +46,7 @@ __host__ __device__ inline void record_error(ErrorRecord* rec, int32_t code, int
     rec->value = value;
     rec->bound = bound;
     rec->dim = dim;
+    rec->extra = extra;
     state.store(code);
   }
 }
