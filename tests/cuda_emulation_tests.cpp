@@ -140,3 +140,32 @@ TEST_CASE("cuda: the caching allocator reports what it holds") {
   }
   CHECK(tg::cuda::memory_stats().allocated == start.allocated);
 }
+
+TEST_CASE("cuda: a small MLP trains on the device as on the CPU") {
+  if (no_device()) return;
+  // Same data and initial weights on both devices; five SGD steps of cross_entropy(relu MLP),
+  // written with ops (tg::nn's optimizers take CPU parameters only, for now).
+  auto train = [](tg::Device device) {
+    tg::manual_seed(7);
+    const tg::Tensor x = tg::randn({16, 5}, tg::kFloat64).to(device);
+    const tg::Tensor y = tg::randint(0, 3, {16}, tg::kInt64).to(device);
+    std::vector<tg::Tensor> params = {tg::randn({5, 8}, tg::kFloat64).to(device),
+                                      tg::zeros({8}, tg::kFloat64).to(device),
+                                      tg::randn({8, 3}, tg::kFloat64).to(device)};
+    for (tg::Tensor& p : params) p.requires_grad_(true);
+    std::vector<double> losses;
+    for (int step = 0; step < 5; ++step) {
+      const tg::Tensor h = tg::relu(tg::matmul(x, params[0]) + params[1]);
+      const tg::Tensor loss = tg::cross_entropy(tg::matmul(h, params[2]), y);
+      const std::vector<tg::Tensor> grads = tg::autograd::grad({loss}, params);
+      tg::NoGradGuard no_grad;
+      for (size_t k = 0; k < params.size(); ++k) params[k].sub_(grads[k], 0.5);
+      losses.push_back(loss.item<double>());
+    }
+    return losses;
+  };
+  const std::vector<double> cpu = train(tg::kCPU), gpu = train(tg::kCUDA);
+  REQUIRE(cpu.size() == gpu.size());
+  for (size_t k = 0; k < cpu.size(); ++k) CHECK(gpu[k] == doctest::Approx(cpu[k]).epsilon(1e-9));
+  CHECK(cpu.back() < cpu.front());
+}
