@@ -21,6 +21,17 @@ struct GradcheckOptions {
   bool check_undefined = true;
   uint64_t seed = 0;     // gradgradcheck: seed of the random grad_outputs
   int max_reported = 5;  // mismatching entries listed per (input, output) pair
+  // Fast mode: per (input, output) pair, compare u^T J v (analytical: one backward with grad u,
+  // dotted with v) with the central difference of u^T f(x + eps v), for a few seeded random unit
+  // vectors u, v: a handful of evaluations instead of one per input element. On a mismatch the
+  // pair is checked again in full, to name the element.
+  bool fast_mode = false;
+  int fast_projections = 2;  // (u, v) pairs per input
+  // Backward run twice must agree within this (0: bit for bit is not required, skip the check);
+  // for ops whose backward is nondeterministic (atomic adds).
+  double nondet_tol = 0;
+  // Check only the inputs at these positions (empty: every floating input that requires grad).
+  std::vector<size_t> inputs_to_check;
 };
 
 struct GradcheckResult {

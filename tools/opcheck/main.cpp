@@ -1,24 +1,28 @@
-// tg_opcheck: runs the op check over every registered op and prints one table row per op.
-//   tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [--fused-vs-composed] [--threads N] [-v]
-#include <algorithm>
-#include <cstdlib>
+// tg_opcheck: runs the op check (tapegrad::testing) over every registered op and prints one table
+// row per op, then the report of every op that failed.
+//   tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [--no-derived] [--fast] [--dtype D]...
+//              [--fused-vs-composed] [--threads N] [-v]
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include <tapegrad/core/parallel.h>
-
-#include "opcheck.h"
+#include <tapegrad/testing/check.h>
 
 namespace {
 
 void usage(std::ostream& os) {
-  os << "usage: tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [--fused-vs-composed]\n"
-        "                  [--threads N] [-v]\n"
+  os << "usage: tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [--no-derived] [--fast]\n"
+        "                  [--dtype D]... [--fused-vs-composed] [--threads N] [-v]\n"
         "  --op NAME              check only this op\n"
         "  --no-grad              skip gradcheck and gradgradcheck\n"
         "  --no-gradgrad          skip gradgradcheck\n"
+        "  --no-derived           skip the derived edge cases (non-contiguous, expanded,\n"
+        "                         0-size, 0-d, in-place into a view)\n"
+        "  --fast                 gradcheck through random projections (fast mode)\n"
+        "  --dtype D              run only dtype D (repeatable)\n"
         "  --fused-vs-composed    only compare, sample by sample, the gradients of every fused\n"
         "                         backward kernel with its composed formula's (bit for bit), and\n"
         "                         print each comparison\n"
@@ -29,7 +33,7 @@ void usage(std::ostream& os) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  tg::opcheck::Options options;
+  tg::testing::CheckOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--op" && i + 1 < argc) {
@@ -38,6 +42,17 @@ int main(int argc, char** argv) {
       options.gradcheck = false;
     } else if (arg == "--no-gradgrad") {
       options.gradgradcheck = false;
+    } else if (arg == "--no-derived") {
+      options.derived = false;
+    } else if (arg == "--fast") {
+      options.fast_gradcheck = true;
+    } else if (arg == "--dtype" && i + 1 < argc) {
+      try {
+        options.dtypes.push_back(tg::dtype_from_name(argv[++i]));
+      } catch (const std::exception& e) {
+        std::cerr << "tg_opcheck: " << e.what() << "\n";
+        return 2;
+      }
     } else if (arg == "--fused-vs-composed") {
       options.only_fused_vs_composed = true;
       options.verbose = true;
@@ -60,7 +75,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::vector<tg::opcheck::OpReport> reports = tg::opcheck::check_ops(options);
+  std::vector<tg::testing::OpReport> reports = tg::testing::check_all_ops(options);
   if (options.only_fused_vs_composed) {  // the ops with a fused backward, and any failure
     std::erase_if(reports, [](const auto& r) { return r.ok && r.fused == 0; });
     if (reports.empty()) {
@@ -68,24 +83,9 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  size_t width = 2;
-  for (const auto& r : reports) width = std::max(width, r.op.size());
-  std::printf(
-      "| %-*s | samples | forward | grad | gradgrad | inplace | rejects | fused | status |\n",
-      static_cast<int>(width), "op");
-  std::printf("|%s|---------|---------|------|----------|---------|---------|-------|--------|\n",
-              std::string(width + 2, '-').c_str());
-  int passed = 0, failed = 0;
-  for (const auto& r : reports) {
-    std::printf("| %-*s | %7d | %7d | %4d | %8d | %7d | %7d | %5d | %-6s |\n",
-                static_cast<int>(width), r.op.c_str(), r.samples, r.forward, r.gradchecks,
-                r.gradgradchecks, r.inplace, r.rejects, r.fused, r.ok ? "ok" : "FAIL");
-    (r.ok ? passed : failed) += 1;
-  }
-  for (const auto& r : reports)
-    if ((!r.ok || options.verbose) && !r.report.empty())
-      std::printf("\n== %s (%d failure%s)\n%s", r.op.c_str(), r.failures,
-                  r.failures == 1 ? "" : "s", r.report.c_str());
-  std::printf("\n%d passed, %d failed\n", passed, failed);
+  std::fputs(tg::testing::summary_table(reports, options.verbose).c_str(), stdout);
+  int failed = 0;
+  for (const auto& r : reports) failed += r.ok ? 0 : 1;
+  std::printf("\n%d passed, %d failed\n", static_cast<int>(reports.size()) - failed, failed);
   return failed == 0 ? 0 : 1;
 }

@@ -692,7 +692,7 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
   out.tests_cpp << "TEST_CASE(\"op check: " << op.name << "\") {\n"
                 << "  const auto* op = tg::registry::find_op(\"" << op.name << "\");\n"
                 << "  REQUIRE(op != nullptr);\n"
-                << "  tg::opcheck::OpReport r = tg::opcheck::check_op(*op);\n"
+                << "  tg::testing::OpReport r = tg::testing::check_op(*op);\n"
                 << "  INFO(r.report);\n  CHECK(r.ok);\n}\n\n";
 }
 
@@ -728,7 +728,7 @@ void emit_prologues(Out& out) {
       << "#include <tapegrad/generated/functions.h>\n#include <tapegrad/ops/registry.h>\n\n"
       << "namespace tg::registry {\nnamespace {\n\n";
   out.tests_cpp << kBanner
-                << "#include <doctest/doctest.h>\n\n#include <opcheck.h>\n#include "
+                << "#include <doctest/doctest.h>\n\n#include <tapegrad/testing/check.h>\n#include "
                    "<tapegrad/ops/registry.h>\n\n";
 }
 

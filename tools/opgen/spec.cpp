@@ -515,8 +515,8 @@ Op parse_op(const std::string& file, const json& j) {
   for (const auto& s : op.samples) {
     if (!s.is_object()) spec_fail(op, "samples", "each sample is an object");
     for (const auto& [k, v] : s.items()) {
-      static const std::set<std::string> meta = {"dtypes", "no_grad", "no_gradgrad",
-                                                 "reject", "error",   "why"};
+      static const std::set<std::string> meta = {"dtypes", "no_grad", "no_gradgrad", "reject",
+                                                 "error",  "why",     "no_derived"};
       if (!meta.count(k) && !op.find_arg(k))
         spec_fail(op, "samples", "sample names unknown argument '" + k.substr(0, 100) + "'");
     }
