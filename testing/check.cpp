@@ -545,7 +545,7 @@ OpReport check_op(const std::string& name, const CheckOptions& options) {
   r.failures = 1;
   std::string known;
   for (const registry::OpInfo& op : registry::all_ops())
-    if (op.spec_file.rfind("ops/specs/", 0) != 0) known += (known.empty() ? "" : ", ") + op.name;
+    if (op.library != "tapegrad") known += (known.empty() ? "" : ", ") + op.name;
   r.report = "unknown op '" + name + "'" +
              (known.empty() ? std::string(" (no user library registered an op)")
                             : " (ops from user libraries: " + known + ")") +
