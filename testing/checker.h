@@ -67,6 +67,7 @@ class OpChecker {
   void derived_like(const Sample& s, const Case& c, const std::string& kind, const Case& variant);
   void derived_alone(const Sample& s, const Case& c, const std::string& kind, const Case& variant);
   void derived_inplace_view(const Sample& s, const Case& c);
+  void inplace_view_grad(const Sample& s, const Case& c, const Tensor& orig, int64_t d);
   std::vector<Tensor> gradients(const Sample& s, const Case& c, const std::vector<Tensor>& outs,
                                 std::vector<Value>& args, std::vector<Tensor>& leaves) const;
 

@@ -283,6 +283,18 @@ std::vector<Tensor> twice_inplace(const std::vector<Value>& a) {
   return {self_of(a)};
 }
 std::vector<Tensor> thrice(const std::vector<Value>& a) { return {self_of(a) * 3.0}; }
+// The kernel bug the derived non-contiguous case is for: reads self's storage in order, ignoring
+// its strides (right for contiguous inputs only).
+std::vector<Tensor> twice_raw_reads(const std::vector<Value>& a) {
+  const Tensor& self = self_of(a);
+  Tensor out = tg::empty(self.shape(), self.dtype());
+  tg::visit_dtype("twice", self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (int64_t i = 0; i < self.numel(); ++i)
+      out.data<T>()[i] = static_cast<T>(self.data<T>()[i] * 2);
+  });
+  return {out};
+}
 // Writes the result with a raw copy: right values, but no autograd history.
 std::vector<Tensor> twice_raw_inplace(const std::vector<Value>& a) {
   Tensor r = twice(a)[0];
@@ -317,6 +329,7 @@ OpInfo twice_op() {
 TEST_CASE("check_op passes a correct op and counts its checks") {
   tg::testing::Options options;
   options.verbose = true;
+  options.derived = false;  // counted in the next case
   auto r = tg::testing::check_op(twice_op(), options);
   INFO(r.report);
   CHECK(r.ok);
@@ -335,6 +348,48 @@ TEST_CASE("check_op passes a correct op and counts its checks") {
   CHECK(quick.gradgradchecks == 0);
 }
 
+TEST_CASE("check_op derives edge cases from the samples and reports them as derived") {
+  auto r = tg::testing::check_op(twice_op());
+  INFO(r);
+  CHECK(r.ok);
+  std::set<std::string> kinds;
+  for (const auto& c : r.cases) kinds.insert(c.derived);
+  // sample 0 ([2, 3]) gives every kind; kinds a sample cannot have (0-d of a 0-d) are left out
+  for (const char* kind : {"non-contiguous", "expanded", "0-size", "0-d", "inplace-view"})
+    CHECK_MESSAGE(kinds.count(kind), kind);
+  CHECK(r.derived > 0);
+  // A sample opts out with a reason, and the report says so.
+  OpInfo op = twice_op();
+  op.samples_json = R"([{"self": [2, 3], "no_derived": {"0-d": "k needs rows"}}])";
+  auto opted = tg::testing::check_op(op);
+  const auto it = std::find_if(opted.cases.begin(), opted.cases.end(),
+                               [](const tg::testing::CaseReport& c) { return c.derived == "0-d"; });
+  REQUIRE(it != opted.cases.end());
+  CHECK(it->skipped == "the spec opts out: k needs rows");
+  op.samples_json = R"([{"self": [2, 3], "no_derived": {"0-dee": "typo"}}])";
+  CHECK_FALSE(tg::testing::check_op(op).ok);  // an unknown kind is a spec error
+}
+
+TEST_CASE("a derived case catches a kernel that reads memory as if it were contiguous") {
+  OpInfo op = twice_op();
+  op.variants = {"function"};
+  op.call_method = nullptr;
+  op.call_inplace = nullptr;
+  op.samples_json = R"([{"self": [2, 3]}])";  // contiguous: the spec's own sample passes
+  op.call = &twice_raw_reads;
+  op.differentiable = false;  // a raw kernel, no autograd
+  tg::testing::Options options;
+  options.derived = false;
+  CHECK_MESSAGE(tg::testing::check_op(op, options).ok, tg::testing::check_op(op, options));
+  options.derived = true;
+  auto r = tg::testing::check_op(op, options);
+  CHECK_FALSE(r.ok);
+  const auto failed = r.failed_checks();
+  REQUIRE_FALSE(failed.empty());
+  CHECK(contains(failed[0], "derived non-contiguous"));
+  CHECK(contains(failed[0], "differs from the contiguous inputs'"));
+}
+
 TEST_CASE("check_op catches a method that disagrees with the function") {
   OpInfo op = twice_op();
   op.call_method = &thrice;
@@ -350,8 +405,12 @@ TEST_CASE("check_op catches a method that disagrees with the function") {
   CHECK(failed->sample == 0);
   CHECK(failed->dtype == "float32");
   CHECK(failed->derived.empty());
-  REQUIRE(failed->checks.size() == 1);
-  CHECK(failed->checks[0].check == "method");
+  const auto bad = std::find_if(failed->checks.begin(), failed->checks.end(),
+                                [](const tg::testing::CheckResult& c) { return !c.ok; });
+  REQUIRE(bad != failed->checks.end());
+  CHECK(bad->check == "method");
+  CHECK(std::count_if(failed->checks.begin(), failed->checks.end(),
+                      [](const tg::testing::CheckResult& c) { return !c.ok; }) == 1);
   CHECK(r.failed_checks().size() == 4);
   std::ostringstream printed;
   printed << r;
