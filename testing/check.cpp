@@ -153,7 +153,7 @@ OpReport OpChecker::run() {
     for (DType dtype : dtypes) {
       open_case(s, dtype, "");
       try {
-        Case c = materialize(op_, s, dtype, sample_seed(op_.name, s.index));
+        Case c = materialize(op_, s, dtype, sample_seed(op_.name, s.index) ^ options_.seed);
         report_.cases.back().args = describe_args(op_, c.args);
         if (s.reject.empty()) {
           check_case(s, dtype, c);

@@ -37,6 +37,7 @@ struct CheckOptions {
   // Derive edge cases from each sample (derived.h); a spec opts a sample out with "derived".
   bool derived = true;
   std::vector<DType> dtypes;  // run only these dtypes (empty: every dtype a sample supports)
+  uint64_t seed = 0;          // mixed into every sample's value seed (0: the spec's own values)
   bool verbose = false;       // also list the checks that passed in the report
   std::string only_op;        // check_all_ops: run this op only
 };
@@ -88,6 +89,32 @@ std::vector<OpReport> check_all_ops(const CheckOptions& options = {});
 inline std::vector<OpReport> check_ops(const CheckOptions& options = {}) {
   return check_all_ops(options);
 }
+// ---- random mode (random.cpp) ----------------------------------------------------------------
+
+struct RandomOptions {
+  int cases = 100;        // random cases per op
+  uint64_t seed = 1;      // the whole run is a function of it
+  int64_t max_size = 8;   // sizes are drawn from [1, max_size]
+  int max_shrinks = 200;  // candidate cases tried while shrinking a failure
+};
+
+struct RandomReport {
+  std::string op;
+  bool ok = true;
+  int run = 0, discarded = 0;  // discarded: the op rejected the drawn arguments (a tg::Error)
+  std::string failing_sample, shrunk_sample;  // JSON samples, when a case failed
+  OpReport failure;                           // the op check of the shrunk case
+};
+std::ostream& operator<<(std::ostream& os, const RandomReport& r);
+
+/// Random cases shaped like the op's spec samples: every size of a sample (except 0 and 1,
+/// which broadcast and empty tensors depend on) mapped to a random size, equal sizes to equal
+/// sizes so that the sample's shape relations hold, and values drawn afresh within each tensor's
+/// declared constraints ("low"/"high", "distinct", "step", dtypes). A failing case is shrunk,
+/// size by size, to the smallest that still fails, and reported with the op check's report.
+RandomReport check_op_random(const registry::OpInfo& op, const RandomOptions& random = {},
+                             const CheckOptions& options = {});
+
 /// The table tg_opcheck prints: one row per op, then every failed op's report.
 std::string summary_table(const std::vector<OpReport>& reports, bool verbose = false);
 

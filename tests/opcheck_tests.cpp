@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -283,6 +284,14 @@ std::vector<Tensor> twice_inplace(const std::vector<Value>& a) {
   return {self_of(a)};
 }
 std::vector<Tensor> thrice(const std::vector<Value>& a) { return {self_of(a) * 3.0}; }
+// Fails (as a kernel bug would: not a tg::Error naming the op) once a dim reaches 5.
+std::vector<Tensor> twice_wrong_from_5(const std::vector<Value>& a) {
+  const Tensor& self = self_of(a);
+  const tg::Shape shape = self.shape();
+  if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d >= 5; }))
+    throw std::runtime_error("out of bounds");
+  return {self * 2.0};
+}
 // The kernel bug the derived non-contiguous case is for: reads self's storage in order, ignoring
 // its strides (right for contiguous inputs only).
 std::vector<Tensor> twice_raw_reads(const std::vector<Value>& a) {
@@ -388,6 +397,30 @@ TEST_CASE("a derived case catches a kernel that reads memory as if it were conti
   REQUIRE_FALSE(failed.empty());
   CHECK(contains(failed[0], "derived non-contiguous"));
   CHECK(contains(failed[0], "differs from the contiguous inputs'"));
+}
+
+TEST_CASE("random mode finds a failure the samples miss and shrinks it to the smallest size") {
+  OpInfo op = twice_op();
+  op.variants = {"function"};
+  op.call_method = nullptr;
+  op.call_inplace = nullptr;
+  op.differentiable = false;
+  op.samples_json = R"([{"self": [2, 3]}])";
+  op.call = &twice_wrong_from_5;
+  tg::testing::CheckOptions options;
+  options.derived = false;
+  CHECK(tg::testing::check_op(op, options).ok);  // the spec's sizes are too small to show it
+  tg::testing::RandomOptions random;
+  random.cases = 50;
+  random.max_size = 8;
+  const auto r = tg::testing::check_op_random(op, random, options);
+  INFO(r);
+  REQUIRE_FALSE(r.ok);
+  // both sizes shrink: 2 -> 1 and the other to the smallest that still fails, 5
+  CHECK((r.shrunk_sample == R"({"self":[1,5]})" || r.shrunk_sample == R"({"self":[5,1]})"));
+  CHECK_FALSE(r.failure.ok);
+  const auto again = tg::testing::check_op_random(op, random, options);
+  CHECK(again.failing_sample == r.failing_sample);  // a seed gives the same cases
 }
 
 TEST_CASE("check_op catches a method that disagrees with the function") {

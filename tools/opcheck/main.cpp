@@ -1,7 +1,7 @@
 // tg_opcheck: runs the op check (tapegrad::testing) over every registered op and prints one table
 // row per op, then the report of every op that failed.
 //   tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [--no-derived] [--fast] [--dtype D]...
-//              [--fused-vs-composed] [--threads N] [-v]
+//              [--random N [--seed S]] [--fused-vs-composed] [--threads N] [-v]
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -9,13 +9,15 @@
 #include <vector>
 
 #include <tapegrad/core/parallel.h>
+#include <tapegrad/ops/registry.h>
 #include <tapegrad/testing/check.h>
 
 namespace {
 
 void usage(std::ostream& os) {
   os << "usage: tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [--no-derived] [--fast]\n"
-        "                  [--dtype D]... [--fused-vs-composed] [--threads N] [-v]\n"
+        "                  [--dtype D]... [--random N [--seed S]] [--fused-vs-composed]\n"
+        "                  [--threads N] [-v]\n"
         "  --op NAME              check only this op\n"
         "  --no-grad              skip gradcheck and gradgradcheck\n"
         "  --no-gradgrad          skip gradgradcheck\n"
@@ -23,6 +25,9 @@ void usage(std::ostream& os) {
         "                         0-size, 0-d, in-place into a view)\n"
         "  --fast                 gradcheck through random projections (fast mode)\n"
         "  --dtype D              run only dtype D (repeatable)\n"
+        "  --random N             N random cases per op, shaped like its samples with random\n"
+        "                         sizes and values; a failure is shrunk and printed\n"
+        "  --seed S               the random mode's seed (default 1): same seed, same cases\n"
         "  --fused-vs-composed    only compare, sample by sample, the gradients of every fused\n"
         "                         backward kernel with its composed formula's (bit for bit), and\n"
         "                         print each comparison\n"
@@ -30,10 +35,27 @@ void usage(std::ostream& os) {
         "  -v, --verbose          print every op's report, not only failures\n";
 }
 
+// --random: every op (or --op), N random cases each; prints one line per op and each failure.
+int run_random(const tg::testing::CheckOptions& options, const tg::testing::RandomOptions& random) {
+  int failed = 0, ops = 0;
+  for (const auto& op : tg::registry::all_ops()) {
+    if (!options.only_op.empty() && op.name != options.only_op) continue;
+    ++ops;
+    const tg::testing::RandomReport r = tg::testing::check_op_random(op, random, options);
+    std::cout << r;
+    failed += r.ok ? 0 : 1;
+  }
+  std::printf("\nrandom mode, seed %llu: %d ops, %d failed\n",
+              static_cast<unsigned long long>(random.seed), ops, failed);
+  return failed == 0 && ops > 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   tg::testing::CheckOptions options;
+  tg::testing::RandomOptions random;
+  random.cases = 0;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--op" && i + 1 < argc) {
@@ -53,6 +75,16 @@ int main(int argc, char** argv) {
         std::cerr << "tg_opcheck: " << e.what() << "\n";
         return 2;
       }
+    } else if ((arg == "--random" || arg == "--seed") && i + 1 < argc) {
+      const long long n = std::atoll(argv[++i]);
+      if (n < 0 || (arg == "--random" && n < 1)) {
+        std::cerr << "tg_opcheck: " << arg << " needs a positive number\n";
+        return 2;
+      }
+      if (arg == "--random")
+        random.cases = static_cast<int>(n);
+      else
+        random.seed = static_cast<uint64_t>(n);
     } else if (arg == "--fused-vs-composed") {
       options.only_fused_vs_composed = true;
       options.verbose = true;
@@ -75,6 +107,7 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (random.cases > 0) return run_random(options, random);
   std::vector<tg::testing::OpReport> reports = tg::testing::check_all_ops(options);
   if (options.only_fused_vs_composed) {  // the ops with a fused backward, and any failure
     std::erase_if(reports, [](const auto& r) { return r.ok && r.fused == 0; });
