@@ -64,6 +64,10 @@ function(tapegrad_add_ops target)
   add_library(${target} SHARED ${sources} ${gen}/ops.cpp ${gen}/autograd.cpp ${gen}/registry.cpp)
   target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${root}> PRIVATE ${gen})
   target_link_libraries(${target} PUBLIC tapegrad::tapegrad)
+  # The library registers its ops when it loads; a program that only looks them up by name
+  # (tg::testing::check_op("my_op")) calls none of its functions, and a linker that drops unused
+  # libraries (--as-needed, Debian's and Ubuntu's default) would leave it out.
+  target_link_options(${target} INTERFACE "LINKER:--no-as-needed")
   target_compile_features(${target} PUBLIC cxx_std_20)
   set_target_properties(${target} PROPERTIES TAPEGRAD_SPEC_TESTS ${gen}/spec_tests.cpp)
 endfunction()

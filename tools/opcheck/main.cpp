@@ -1,7 +1,10 @@
 // tg_opcheck: runs the op check (tapegrad::testing) over every registered op and prints one table
 // row per op, then the report of every op that failed.
-//   tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [--no-derived] [--fast] [--dtype D]...
+//   tg_opcheck [--load LIB]... [--op NAME] [--no-grad] [--no-gradgrad] [--no-derived] [--fast]
+//   [--dtype D]...
 //              [--random N [--seed S]] [--fused-vs-composed] [--threads N] [-v]
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -15,7 +18,8 @@
 namespace {
 
 void usage(std::ostream& os) {
-  os << "usage: tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [--no-derived] [--fast]\n"
+  os << "usage: tg_opcheck [--load LIB]... [--op NAME] [--no-grad] [--no-gradgrad] [--no-derived] "
+        "[--fast]\n"
         "                  [--dtype D]... [--random N [--seed S]] [--fused-vs-composed]\n"
         "                  [--threads N] [-v]\n"
         "  --op NAME              check only this op\n"
@@ -25,6 +29,8 @@ void usage(std::ostream& os) {
         "                         0-size, 0-d, in-place into a view)\n"
         "  --fast                 gradcheck through random projections (fast mode)\n"
         "  --dtype D              run only dtype D (repeatable)\n"
+        "  --load LIB             load a user op library (tapegrad_add_ops) first, so that its\n"
+        "                         ops are checked too (repeatable)\n"
         "  --random N             N random cases per op, shaped like its samples with random\n"
         "                         sizes and values; a failure is shrunk and printed\n"
         "  --seed S               the random mode's seed (default 1): same seed, same cases\n"
@@ -73,6 +79,12 @@ int main(int argc, char** argv) {
         options.dtypes.push_back(tg::dtype_from_name(argv[++i]));
       } catch (const std::exception& e) {
         std::cerr << "tg_opcheck: " << e.what() << "\n";
+        return 2;
+      }
+    } else if (arg == "--load" && i + 1 < argc) {
+      // The library registers its ops while it loads (registry::register_library_at_load).
+      if (!dlopen(argv[++i], RTLD_NOW | RTLD_GLOBAL)) {
+        std::cerr << "tg_opcheck: cannot load " << argv[i] << ": " << dlerror() << "\n";
         return 2;
       }
     } else if ((arg == "--random" || arg == "--seed") && i + 1 < argc) {

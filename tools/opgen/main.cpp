@@ -91,8 +91,10 @@ void check_kernel_symbols(const std::vector<Op>& ops, const std::vector<fs::path
       });
       if (!found)
         spec_fail(op, "kernels." + key,
-                  "kernel '" + fn + "' is not defined in any backend source (looked for '" + name +
-                      "(' in a file with 'namespace " + ns_last + "')");
+                  "kernel '" + fn + "' is not defined in any " +
+                      (mode.out_of_tree ? "of the library's SOURCES" : "backend source") +
+                      " (looked for '" + name + "(' in a file with 'namespace " +
+                      (mode.out_of_tree ? mode.ns + "::" + ns : ns_last) + "')");
     }
 }
 
