@@ -43,7 +43,7 @@ TEST_CASE("a user library whose op takes a built-in op's name is refused, naming
   CHECK(tg::registry::find_op("lib_test_fresh") == nullptr);
 }
 
-TEST_CASE("two user libraries may not define the same op; a library is registered whole") {
+TEST_CASE("two user libraries may not define the same op, and a library is registered whole") {
   tg::registry::register_library("lib_one", {user_op("lib_test_twice", "one/twice.json")});
   const OpInfo* op = tg::registry::find_op("lib_test_twice");
   REQUIRE(op != nullptr);

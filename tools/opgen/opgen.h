@@ -74,8 +74,8 @@ struct Op {
 // package): functions in the user's namespace, registered at load under the library's name.
 struct Mode {
   bool out_of_tree = false;
-  std::string ns = "tg";             // namespace of the functions, kernels and checks
-  std::string library = "tapegrad";  // the registry's name for the ops' library
+  std::string ns = "tg";              // namespace of the functions, kernels and checks
+  std::string library = "tapegrad";   // the registry's name for the ops' library
   std::vector<std::string> includes;  // headers the backward formulas need (user helpers)
 };
 extern Mode mode;
