@@ -98,7 +98,7 @@ TEST_CASE("errors carry the op, the argument, expected and got") {
   CHECK_THROWS_WITH_AS(a.size(5), doctest::Contains("dim 5 is out of range for a 2-d tensor"),
                        IndexError);
   auto owned = std::make_unique<TypeError>("x");  // subclasses derive from tg::Error and
-  Error& base = *owned;                            // std::exception
+  Error& base = *owned;                           // std::exception
   CHECK(dynamic_cast<std::exception*>(&base) != nullptr);
 }
 
