@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <tapegrad/backends/cpu/softmax_rows.h>
+#include <tapegrad/backends/cpu/wrapping.h>
 #include <tapegrad/ops/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
@@ -73,12 +74,7 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
         for (int64_t j = 0; j < l.size; ++j)
           for (int64_t k = 0; k < len; ++k) {
             const int64_t p = base + j * l.inner + k;
-            if constexpr (std::is_integral_v<Acc>) {  // wraps instead of undefined overflow
-              acc[k] = static_cast<Acc>(static_cast<uint64_t>(acc[k]) +
-                                        static_cast<uint64_t>(static_cast<Acc>(in[p])));
-            } else {
-              acc[k] += static_cast<Acc>(in[p]);
-            }
+            acc[k] = wrapping_add(acc[k], static_cast<Acc>(in[p]));
             o[p] = static_cast<T>(acc[k]);
           }
       }
