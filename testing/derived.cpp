@@ -1,8 +1,8 @@
-// Edge cases the op check derives from each spec sample, in the sample's last dtype (float64 where
-// the op has it), unless the sample opts out ("no_derived", with a reason):
+// Edge cases the op check derives from each spec sample, in every dtype the sample runs in (the
+// gradient comparisons in float64), unless the sample opts out ("no_derived", with a reason):
 //   non-contiguous  every tensor input laid out strided (every other element of a larger
-//                   storage): outputs and gradients equal those of the contiguous inputs, and the
-//                   in-place variant passes its checks on the strided self
+//                   storage), then each input alone: outputs and gradients equal those of the
+//                   contiguous inputs, and the in-place variant passes its checks on them
 //   expanded        every floating input of two or more rows replaced by its first row broadcast
 //                   over dim 0 (stride 0): outputs and gradients equal those of a contiguous copy
 //   0-size          self (and every input shaped like it) with 0 rows: the op either rejects it
@@ -10,7 +10,9 @@
 //   0-d             every tensor input replaced by a 0-d tensor of its first element: rejected, or
 //                   forward, gradcheck and the in-place checks pass
 //   inplace-view    the in-place variant into a self that is a window of a larger tensor: the
-//                   window gets the out-of-place result, the rest of the larger tensor is unchanged
+//                   window gets the out-of-place result, the rest of the larger tensor is
+//                   unchanged; under autograd, the larger tensor's gradient is the identity
+//                   outside the window and the op's inside (or the op refuses, changing nothing)
 #include <algorithm>
 #include <cstring>
 #include <functional>
