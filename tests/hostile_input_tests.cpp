@@ -283,3 +283,16 @@ TEST_CASE("integer arithmetic wraps modulo 2^bits instead of overflowing (op fuz
   inplace.add_(one);
   CHECK(inplace.to_vector<int32_t>() == std::vector<int32_t>{min32});
 }
+
+TEST_CASE("tril/triu: a diagonal at the int64 limits keeps or zeroes all (op fuzzer finding)") {
+  // i + diagonal overflowed (UB) for a diagonal near INT64_MAX / INT64_MIN; PyTorch accepts any
+  // int64 diagonal.
+  const Tensor x = tg::arange(1, 7, 1, tg::kFloat64).reshape({2, 3});
+  const Tensor zero = tg::zeros({2, 3}, tg::kFloat64);
+  const int64_t max64 = std::numeric_limits<int64_t>::max();
+  const int64_t min64 = std::numeric_limits<int64_t>::min();
+  CHECK(tg::tril(x, max64).to_vector<double>() == x.to_vector<double>());
+  CHECK(tg::triu(x, max64).to_vector<double>() == zero.to_vector<double>());
+  CHECK(tg::tril(x, min64).to_vector<double>() == zero.to_vector<double>());
+  CHECK(tg::triu(x, min64).to_vector<double>() == x.to_vector<double>());
+}
