@@ -44,7 +44,7 @@ Tensor unary_math_op(const char* op, const Tensor& self, vec::Unary f, const Fn&
   const vec::Isa* isa = vec::best();
   const DType dtype = is_floating(self.dtype()) ? self.dtype() : kFloat32;
   if (!isa || (dtype != kFloat32 && dtype != kFloat64)) return unary_float_op(op, self, scalar);
-  Tensor out = empty(self.shape(), dtype, self.device());
+  Tensor out = result_for(op, self.shape(), dtype, self.device());
   if (out.numel() == 0) return out;
   const Tensor x = vec_detail::dense(self, self.shape(), dtype);
   visit_floating(op, dtype, [&](auto tag) {
