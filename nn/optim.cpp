@@ -226,17 +226,12 @@ struct AdamConstants {
 };
 
 // One parameter chunk of Adam / AdamW: one fused pass, every array through its own restrict
-// pointer and no amsgrad branch inside, so the loop vectorises. Built without errno for sqrt (a
-// sqrt that may set errno cannot be vectorised; v is never negative here).
-#if defined(__GNUC__) && !defined(__clang__)
-#define TG_NO_MATH_ERRNO [[gnu::optimize("no-math-errno")]]
-#else
-#define TG_NO_MATH_ERRNO
-#endif
+// pointer and no amsgrad branch inside, so the loop vectorises. This file is built with
+// -fno-math-errno (CMakeLists.txt): a sqrt that may set errno cannot be vectorised, and v is
+// never negative here.
 template <typename T, bool kAmsgrad>
-TG_NO_MATH_ERRNO void adam_chunk(T* __restrict P, const T* __restrict G, T* __restrict m,
-                                 T* __restrict v, T* __restrict vmax, int64_t n,
-                                 const AdamConstants& c) {
+void adam_chunk(T* __restrict P, const T* __restrict G, T* __restrict m, T* __restrict v,
+                T* __restrict vmax, int64_t n, const AdamConstants& c) {
   const T l2 = static_cast<T>(c.l2), shrink = static_cast<T>(c.shrink);
   const T b1 = static_cast<T>(c.b1), one_b1 = static_cast<T>(1 - c.b1);
   const T b2 = static_cast<T>(c.b2), one_b2 = static_cast<T>(1 - c.b2);
@@ -251,7 +246,6 @@ TG_NO_MATH_ERRNO void adam_chunk(T* __restrict P, const T* __restrict G, T* __re
     P[k] = P[k] * shrink - step * m_k / denom;
   }
 }
-#undef TG_NO_MATH_ERRNO
 
 }  // namespace
 
