@@ -7,16 +7,22 @@
 
 #include <tapegrad/backends/cpu/loops.h>
 #include <tapegrad/backends/cpu/simd/vec_ops.h>
+#include <tapegrad/backends/cpu/wrapping.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {
 
 Tensor neg(const Tensor& self) {
-  return unary_op<Types::NoBool>("neg", self, [](auto x) { return -x; });
+  return unary_op<Types::NoBool>("neg", self, [](auto x) { return wrapping_neg(x); });
 }
 
 Tensor abs(const Tensor& self) {
-  return unary_op<Types::NoBool>("abs", self, [](auto x) { return std::abs(x); });
+  return unary_op<Types::NoBool>("abs", self, [](auto x) {
+    if constexpr (kWraps<decltype(x)>)
+      return x < 0 ? wrapping_neg(x) : x;  // abs(INT_MIN) is INT_MIN, as in PyTorch
+    else
+      return std::abs(x);
+  });
 }
 
 Tensor sign(const Tensor& self) {

@@ -305,7 +305,8 @@ std::vector<Sample> parse_samples(const OpInfo& op, const std::string& samples_j
     const json& s = list[i];
     const std::string where = "op '" + op.name + "' sample " + std::to_string(i);
     if (!s.is_object()) bad(where, "each sample is a JSON object");
-    for (const auto& [key, v] : s.items()) {
+    for (const auto& item : s.items()) {
+      const std::string& key = item.key();
       bool is_arg = std::any_of(op.args.begin(), op.args.end(),
                                 [&](const ArgInfo& a) { return a.name == key; });
       if (!is_arg && !meta.count(key))
