@@ -6,12 +6,14 @@
 
 namespace tg::cpu::vec {
 
+#ifdef TG_WITH_SLEEF
 namespace {
 
 bool runs_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 bool runs_avx512() { return __builtin_cpu_supports("avx512f") && runs_avx2(); }
 
 }  // namespace
+#endif
 
 std::vector<const Isa*> available() {
 #ifdef TG_WITH_SLEEF
