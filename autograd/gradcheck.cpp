@@ -71,6 +71,7 @@ bool differentiated(const Tensor& t) {
 struct Block {
   int64_t rows = 0, cols = 0;
   std::vector<double> v;
+  std::vector<double> forward;  // numerical blocks: (f(x + eps) - f(x)) / eps, for kink hints
   bool defined = false;
   double at(int64_t r, int64_t c) const { return v[static_cast<size_t>(r * cols + c)]; }
   double& at(int64_t r, int64_t c) { return v[static_cast<size_t>(r * cols + c)]; }
@@ -85,6 +86,7 @@ struct Problem {
   std::vector<Tensor> outputs;  // fn(inputs) with grad mode on
   std::vector<size_t> checked;  // positions of the floating outputs
   std::string step;             // what is running, for the report when something throws
+  int64_t fn_calls = 0, backward_calls = 0;
 
   Jacobian empty_jacobian() const {
     Jacobian j(wrt.size(), std::vector<Block>(checked.size()));
@@ -113,6 +115,7 @@ Jacobian analytical_jacobian(Problem& p) {
       std::vector<Tensor> grads;
       if (p.opt.check_undefined) {
         grads = grad({y}, wrt_tensors, {one_hot_like(y, r)}, /*retain_graph=*/true);
+        ++p.backward_calls;
       } else {
         std::vector<Tensor> ys, gos;
         for (size_t k = 0; k < p.checked.size(); ++k) {
@@ -122,6 +125,7 @@ Jacobian analytical_jacobian(Problem& p) {
           gos.push_back(k == o ? one_hot_like(yk, r) : zeros_like(yk));
         }
         grads = grad(ys, wrt_tensors, gos, /*retain_graph=*/true);
+        ++p.backward_calls;
       }
       TG_CHECK(grads.size() == p.wrt.size(), Error, "gradcheck", "autograd::grad returned ",
                grads.size(), " gradients for ", p.wrt.size(), " inputs");
@@ -150,6 +154,7 @@ Jacobian numerical_jacobian(Problem& p, const std::vector<Tensor>& originals) {
 
   auto evaluate = [&]() {
     std::vector<Tensor> outs = p.fn(probe);
+    ++p.fn_calls;
     TG_CHECK(outs.size() == p.outputs.size(), ValueError, "gradcheck", "fn returned ", outs.size(),
              " outputs, but ", p.outputs.size(), " on the first call");
     std::vector<std::vector<double>> values;
@@ -163,6 +168,10 @@ Jacobian numerical_jacobian(Problem& p, const std::vector<Tensor>& originals) {
     return values;
   };
 
+  std::vector<std::vector<double>> center;
+  for (size_t j : p.checked) center.push_back(p.outputs[j].detach().to_vector<double>());
+  for (size_t i = 0; i < p.wrt.size(); ++i)
+    for (size_t o = 0; o < p.checked.size(); ++o) jac[i][o].forward.assign(jac[i][o].v.size(), 0);
   for (size_t i = 0; i < p.wrt.size(); ++i) {
     const Tensor& x = probe[p.wrt[i]];
     for (int64_t c = 0; c < x.numel(); ++c) {
@@ -181,13 +190,32 @@ Jacobian numerical_jacobian(Problem& p, const std::vector<Tensor>& originals) {
                p.wrt[i], " (", dtype_name(x.dtype()), ") at ", index_string(x.shape(), c));
       for (size_t o = 0; o < p.checked.size(); ++o) {
         Block& b = jac[i][o];
-        for (int64_t r = 0; r < b.rows; ++r)
-          b.at(r, c) =
-              (plus[o][static_cast<size_t>(r)] - minus[o][static_cast<size_t>(r)]) / (up - down);
+        for (int64_t r = 0; r < b.rows; ++r) {
+          const auto k = static_cast<size_t>(r);
+          b.at(r, c) = (plus[o][k] - minus[o][k]) / (up - down);
+          b.forward[static_cast<size_t>(r * b.cols + c)] =
+              (plus[o][k] - center[o][k]) / (up - orig);
+        }
       }
     }
   }
   return jac;
+}
+
+// A line when the finite differences on the two sides of the input differ (the central one is
+// their mean): the input sits where the function has a kink, and no gradient is "right" there.
+std::string kink_hint(const Block& n, int64_t r, int64_t c, double tol) {
+  if (n.forward.empty()) return "";
+  const double fwd = n.forward[static_cast<size_t>(r * n.cols + c)];
+  const double bwd = 2 * n.at(r, c) - fwd;
+  if (!(std::abs(fwd - bwd) > 10 * tol)) return "";
+  std::ostringstream os;
+  os.precision(6);
+  os << "    hint: the input sits on a kink (difference from above " << fwd << ", from below "
+     << bwd
+     << "): relu or abs at 0, a max/amax/min tie, a clamp bound, a floor step. Move the "
+        "sample off it (\"distinct\", \"low\"/\"high\", \"step\") or give it \"no_grad\"\n";
+  return os.str();
 }
 
 // Compares the blocks entry by entry; appends what differs to `report`.
@@ -231,9 +259,11 @@ void compare(const Problem& p, const Jacobian& an, const Jacobian& nu, Gradcheck
           const double err = std::abs(av - nv), tol = opt.atol + opt.rtol * std::abs(nv);
           if (!std::isnan(err)) pair_max = std::max(pair_max, err);
           if (err <= tol) continue;
-          if (bad++ < opt.max_reported)
+          if (bad++ < opt.max_reported) {
             lines << "  " << entry(r, c) << ": numerical " << nv << ", analytical " << av
                   << ", error " << err << " > tolerance " << tol << "\n";
+            lines << kink_hint(n, r, c, tol);
+          }
         }
       result.max_error = std::max(result.max_error, pair_max);
       if (bad == 0) continue;
@@ -245,6 +275,141 @@ void compare(const Problem& p, const Jacobian& an, const Jacobian& nu, Gradcheck
     }
 }
 
+// ---- fast mode -------------------------------------------------------------------------------
+
+// Seeded values uniform in [-1, 1), shaped like t, in t's dtype and on its device.
+Tensor random_direction(const Tensor& t, std::mt19937_64& rng) {
+  Tensor host = empty(t.shape(), kFloat64);
+  double* d = host.data<double>();
+  for (int64_t k = 0; k < t.numel(); ++k) d[k] = static_cast<double>(rng() >> 11) * 0x1.0p-52 - 1.0;
+  Tensor out = empty(t.shape(), t.dtype(), t.device());
+  copy_data(out, host);
+  return out;
+}
+
+double dot(const Tensor& a, const Tensor& b) {
+  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  double s = 0;
+  for (size_t k = 0; k < x.size(); ++k) s += x[k] * y[k];
+  return s;
+}
+
+// x + step * v, contiguous, without history.
+Tensor moved(const Tensor& x, const Tensor& v, double step) {
+  Tensor out = contiguous_copy(x);
+  std::vector<double> xs = out.to_vector<double>(), vs = v.to_vector<double>();
+  for (size_t k = 0; k < xs.size(); ++k) xs[k] += step * vs[k];
+  Tensor host = empty(x.shape(), kFloat64);
+  std::copy(xs.begin(), xs.end(), host.data<double>());
+  copy_data(out, host);
+  return out;
+}
+
+// u^T J v for every (input, output) pair, analytically (one backward per output, dotted with v)
+// and numerically (two evaluations per input, dotted with u), for opt.fast_projections seeded
+// (u, v); the pairs that disagree are checked again with their full Jacobian block, which names
+// the element (and says when the fast check was only a tolerance near miss).
+void fast_check(Problem& p, const std::vector<Tensor>& originals, GradcheckResult& result,
+                std::ostringstream& report) {
+  const GradcheckOptions& opt = p.opt;
+  std::mt19937_64 rng(opt.seed ^ 0xfa57c4ec4ull);
+  std::vector<Tensor> wrt_tensors;
+  for (size_t pos : p.wrt) wrt_tensors.push_back(p.inputs[pos]);
+  std::vector<std::vector<bool>> failed(p.wrt.size(), std::vector<bool>(p.checked.size(), false));
+  std::ostringstream notes;
+  notes.precision(10);
+  for (int k = 0; k < std::max(1, opt.fast_projections); ++k) {
+    std::vector<Tensor> v, u;
+    for (const Tensor& x : wrt_tensors) v.push_back(random_direction(x, rng));
+    for (size_t j : p.checked) u.push_back(random_direction(p.outputs[j], rng));
+    // analytical[i][o] = v_i . (J_oi^T u_o); NaN marks an undefined gradient
+    std::vector<std::vector<double>> an(p.wrt.size(), std::vector<double>(p.checked.size(), NAN));
+    for (size_t o = 0; o < p.checked.size(); ++o) {
+      const Tensor& y = p.outputs[p.checked[o]];
+      if (!y.requires_grad()) continue;
+      p.step = "backward of output " + std::to_string(p.checked[o]) + " (fast mode)";
+      std::vector<Tensor> grads = grad({y}, wrt_tensors, {u[o]}, /*retain_graph=*/true);
+      ++p.backward_calls;
+      if (opt.nondet_tol > 0) {  // the same backward again: equal within nondet_tol
+        std::vector<Tensor> again = grad({y}, wrt_tensors, {u[o]}, /*retain_graph=*/true);
+        ++p.backward_calls;
+        for (size_t i = 0; i < grads.size(); ++i) {
+          if (!grads[i].defined() || !again[i].defined()) continue;
+          const std::vector<double> a = grads[i].to_vector<double>(),
+                                    b = again[i].to_vector<double>();
+          for (size_t e = 0; e < a.size(); ++e)
+            if (!(std::abs(a[e] - b[e]) <= opt.nondet_tol)) {
+              result.ok = false;
+              report << "backward is nondeterministic: the gradient of input " << p.wrt[i]
+                     << " from output " << p.checked[o] << " differs by " << std::abs(a[e] - b[e])
+                     << " between two runs at element " << e << " (nondet_tol " << opt.nondet_tol
+                     << ")\n";
+              break;
+            }
+        }
+      }
+      for (size_t i = 0; i < grads.size(); ++i)
+        if (grads[i].defined()) an[i][o] = dot(grads[i], v[i]);
+    }
+    NoGradGuard no_grad;
+    for (size_t i = 0; i < p.wrt.size(); ++i) {
+      p.step = "finite differences of input " + std::to_string(p.wrt[i]) + " (fast mode)";
+      std::vector<Tensor> probe = p.inputs;
+      for (size_t pos : p.wrt) probe[pos] = originals[pos].detach();
+      probe[p.wrt[i]] = moved(originals[p.wrt[i]], v[i], opt.eps);
+      const std::vector<Tensor> plus = p.fn(probe);
+      probe[p.wrt[i]] = moved(originals[p.wrt[i]], v[i], -opt.eps);
+      const std::vector<Tensor> minus = p.fn(probe);
+      p.fn_calls += 2;
+      for (size_t o = 0; o < p.checked.size(); ++o) {
+        const size_t j = p.checked[o];
+        TG_CHECK(plus.size() > j && minus.size() > j && plus[j].defined() && minus[j].defined() &&
+                     plus[j].shape() == p.outputs[j].shape(),
+                 ValueError, "gradcheck", "output ", j, " changed shape or vanished");
+        const double nv = (dot(u[o], plus[j]) - dot(u[o], minus[j])) / (2 * opt.eps);
+        const double av = an[i][o];
+        const bool undefined = std::isnan(av);
+        const double tol = opt.atol + opt.rtol * std::abs(nv) + opt.nondet_tol;
+        const bool bad = undefined ? opt.check_undefined && !(std::abs(nv) <= opt.atol)
+                                   : !(std::abs((undefined ? 0 : av) - nv) <= tol);
+        if (!undefined) result.max_error = std::max(result.max_error, std::abs(av - nv));
+        if (!bad || failed[i][o]) continue;
+        failed[i][o] = true;
+        notes << "fast mode: u^T J v for input " << p.wrt[i] << " and output " << j
+              << " (projection " << k << "): numerical " << nv << ", analytical "
+              << (undefined ? std::string("undefined") : std::to_string(av))
+              << "; checking the full Jacobian of that pair\n";
+      }
+    }
+  }
+  // The pairs that failed: their full Jacobian block, which names the elements.
+  for (size_t i = 0; i < p.wrt.size(); ++i)
+    for (size_t o = 0; o < p.checked.size(); ++o) {
+      if (!failed[i][o]) continue;
+      Problem pair = p;
+      pair.wrt = {p.wrt[i]};
+      pair.checked = {p.checked[o]};
+      std::vector<Tensor> originals_pair = originals;
+      const Jacobian an = analytical_jacobian(pair);
+      const Jacobian nu = numerical_jacobian(pair, originals_pair);
+      p.fn_calls += pair.fn_calls;
+      p.backward_calls += pair.backward_calls;
+      GradcheckResult full;
+      std::ostringstream lines;
+      lines.precision(10);
+      compare(pair, an, nu, full, lines);
+      if (full.ok) {
+        notes << "  the full Jacobian of input " << p.wrt[i] << " and output " << p.checked[o]
+              << " agrees (max error " << full.max_error
+              << "): the projection was a near miss of the tolerance\n";
+      } else {
+        result.ok = false;
+        report << lines.str();
+      }
+    }
+  if (!result.ok) report << notes.str();
+}
+
 }  // namespace
 
 GradcheckResult gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inputs,
@@ -252,8 +417,10 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inpu
   GradcheckResult result;
   Problem p{fn, options, inputs, {}, {}, {}, "calling fn"};
   try {
+    const auto& only = options.inputs_to_check;
     for (size_t pos = 0; pos < inputs.size(); ++pos)
-      if (differentiated(inputs[pos])) {
+      if (differentiated(inputs[pos]) &&
+          (only.empty() || std::find(only.begin(), only.end(), pos) != only.end())) {
         p.wrt.push_back(pos);
         p.inputs[pos] = fresh_leaf(inputs[pos]);
       }
@@ -270,20 +437,28 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const std::vector<Tensor>& inpu
         result.report = "gradcheck: fn has no floating output; nothing to check";
         return result;
       }
-      Jacobian an = analytical_jacobian(p);
-      Jacobian nu = numerical_jacobian(p, inputs);
       std::ostringstream report;
       report.precision(10);
-      compare(p, an, nu, result, report);
+      if (options.fast_mode) {
+        fast_check(p, inputs, result, report);
+      } else {
+        Jacobian an = analytical_jacobian(p);
+        Jacobian nu = numerical_jacobian(p, inputs);
+        compare(p, an, nu, result, report);
+      }
+      result.fn_calls = p.fn_calls;
+      result.backward_calls = p.backward_calls;
       if (result.ok) {
         std::ostringstream os;
-        os << "gradcheck passed: " << p.wrt.size() << " input(s) x " << p.checked.size()
-           << " output(s), max error " << result.max_error;
+        os << "gradcheck passed" << (options.fast_mode ? " (fast mode)" : "") << ": "
+           << p.wrt.size() << " input(s) x " << p.checked.size() << " output(s), max error "
+           << result.max_error << ", " << p.fn_calls << " evaluations, " << p.backward_calls
+           << " backward passes";
         result.report = os.str();
       } else {
         std::ostringstream head;
-        head << "gradcheck failed (eps " << options.eps << ", atol " << options.atol << ", rtol "
-             << options.rtol << "):\n";
+        head << "gradcheck failed" << (options.fast_mode ? " (fast mode)" : "") << " (eps "
+             << options.eps << ", atol " << options.atol << ", rtol " << options.rtol << "):\n";
         result.report = head.str() + report.str();
       }
     }

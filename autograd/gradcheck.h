@@ -21,12 +21,26 @@ struct GradcheckOptions {
   bool check_undefined = true;
   uint64_t seed = 0;     // gradgradcheck: seed of the random grad_outputs
   int max_reported = 5;  // mismatching entries listed per (input, output) pair
+  // Fast mode: per (input, output) pair, compare u^T J v (analytical: one backward with grad u,
+  // dotted with v) with the central difference of u^T f(x + eps v), for a few seeded random unit
+  // vectors u, v: a handful of evaluations instead of one per input element. On a mismatch the
+  // pair is checked again in full, to name the element.
+  bool fast_mode = false;
+  int fast_projections = 2;  // (u, v) pairs per input
+  // For a backward that is nondeterministic (atomic adds on a GPU): with nondet_tol > 0 (fast
+  // mode) each backward runs twice and the two must agree within it, and it widens the tolerance
+  // of every comparison by as much. 0: backward is taken as deterministic and run once.
+  double nondet_tol = 0;
+  // Check only the inputs at these positions (empty: every floating input that requires grad).
+  std::vector<size_t> inputs_to_check;
 };
 
 struct GradcheckResult {
   bool ok = true;
   std::string report;    // what failed (input, output, element, values), or a one-line summary
   double max_error = 0;  // largest |analytical - numerical| seen
+  // Calls of fn for finite differences and backward passes run (what fast mode saves).
+  int64_t fn_calls = 0, backward_calls = 0;
   explicit operator bool() const { return ok; }
 };
 

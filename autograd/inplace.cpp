@@ -40,6 +40,12 @@ InplacePlan begin_inplace(const char* op, const Tensor& self,
 
 Tensor clone_for_inplace(const Tensor& self) { return tg::clone(self); }
 
+bool shares_storage(const Tensor& self, std::initializer_list<const Tensor*> others) {
+  for (const Tensor* t : others)
+    if (t->defined() && t->impl()->storage == self.impl()->storage) return true;
+  return false;
+}
+
 void finish_inplace(const char* op, const Tensor& self, const Tensor& result,
                     const InplacePlan& plan) {
   TG_CHECK(result.shape() == self.shape(), ValueError, op, "the result has shape ", result.shape(),
@@ -47,7 +53,7 @@ void finish_inplace(const char* op, const Tensor& self, const Tensor& result,
   TG_CHECK(can_cast(result.dtype(), self.dtype()), TypeError, op, "result type ",
            dtype_name(result.dtype()), " cannot be written into self of dtype ",
            dtype_name(self.dtype()));
-  {
+  if (result.impl() != self.impl()) {  // else the kernel wrote into self (apply_inplace)
     AutoGradMode no_grad(false);
     // A result that shares self's storage (a view of self) is copied first: no read-after-write.
     Tensor src = result.impl()->storage == self.impl()->storage ? tg::clone(result) : result;

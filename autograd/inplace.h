@@ -4,6 +4,7 @@
 // a clone, so saved values are never the storage being overwritten).
 #include <initializer_list>
 
+#include <tapegrad/core/inplace_target.h>
 #include <tapegrad/generated/tensor.h>
 
 namespace tg::detail {
@@ -19,10 +20,21 @@ void finish_inplace(const char* op, const Tensor& self, const Tensor& result,
                     const InplacePlan& plan);
 Tensor clone_for_inplace(const Tensor& self);
 
+// Whether some tensor of `others` shares self's storage.
+bool shares_storage(const Tensor& self, std::initializer_list<const Tensor*> others);
+
+// Unrecorded, the op may write its result straight into self (core/inplace_target.h); the
+// result is then self itself and finish_inplace copies nothing.
 template <typename Fn> Tensor apply_inplace(const char* op, const Tensor& self,
                                             std::initializer_list<const Tensor*> others, Fn&& fn) {
   InplacePlan plan = begin_inplace(op, self, others);
-  Tensor result = plan.record ? fn(clone_for_inplace(self)) : fn(self);
+  Tensor result;
+  if (plan.record) {
+    result = fn(clone_for_inplace(self));
+  } else {
+    InplaceTarget target(op, self, shares_storage(self, others));
+    result = fn(self);
+  }
   finish_inplace(op, self, result, plan);
   return self;
 }

@@ -1,6 +1,7 @@
 #include <tapegrad/core/copy.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include <tapegrad/core/checked.h>
@@ -62,6 +63,26 @@ template <typename To, typename From> inline To convert(From v) {
   }
 }
 
+// dst [rows, cols] contiguous = src read with steps (1, ld) (a transposed matrix), in square
+// tiles: each tile's reads and writes stay in L1, so both sides use whole cache lines instead of
+// one element per line on the strided side. T is moved as raw bytes of its size.
+template <typename T>
+void transpose_copy(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld) {
+  constexpr int64_t kTile = 32;
+  const int64_t tile_rows = (rows + kTile - 1) / kTile;
+  parallel_for(0, tile_rows, std::max<int64_t>(1, kElementwiseGrain / (kTile * cols)),
+               [&](int64_t tb, int64_t te) {
+                 for (int64_t i0 = tb * kTile; i0 < std::min(rows, te * kTile); i0 += kTile) {
+                   const int64_t i1 = std::min(rows, i0 + kTile);
+                   for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+                     const int64_t j1 = std::min(cols, j0 + kTile);
+                     for (int64_t i = i0; i < i1; ++i)
+                       for (int64_t j = j0; j < j1; ++j) dst[i * cols + j] = src[i + j * ld];
+                   }
+                 }
+               });
+}
+
 void cpu_copy(const TensorBase& dst, const TensorBase& src) {
   Shape src_strides = broadcast_strides("copy", src, dst.shape());
   const int64_t n = dst.numel();
@@ -69,6 +90,19 @@ void cpu_copy(const TensorBase& dst, const TensorBase& src) {
       src.shape() == dst.shape()) {
     std::memcpy(dst.data_ptr(), src.data_ptr(), static_cast<size_t>(n) * itemsize(dst.dtype()));
     return;
+  }
+  if (dst.dtype() == src.dtype() && dst.dim() == 2 && dst.is_contiguous() && src_strides[0] == 1 &&
+      src_strides[1] >= dst.size(0) && dst.size(1) > 1 && n >= 4096) {
+    const int64_t rows = dst.size(0), cols = dst.size(1), ld = src_strides[1];
+    switch (itemsize(dst.dtype())) {
+      case 4:
+        return transpose_copy(static_cast<uint32_t*>(dst.data_ptr()),
+                              static_cast<const uint32_t*>(src.data_ptr()), rows, cols, ld);
+      case 8:
+        return transpose_copy(static_cast<uint64_t*>(dst.data_ptr()),
+                              static_cast<const uint64_t*>(src.data_ptr()), rows, cols, ld);
+      default: break;
+    }
   }
   visit_dtype("copy", dst.dtype(), [&](auto dtag) {
     using D = typename decltype(dtag)::type;

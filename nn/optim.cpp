@@ -219,6 +219,36 @@ std::vector<std::pair<std::string, double*>> Adam::hyperparameters() {
           {"weight_decay", &options.weight_decay}};
 }
 
+namespace {
+
+struct AdamConstants {
+  double step_size, sqrt_bc2, shrink, l2, b1, b2, eps;
+};
+
+// One parameter chunk of Adam / AdamW: one fused pass, every array through its own restrict
+// pointer and no amsgrad branch inside, so the loop vectorises. This file is built with
+// -fno-math-errno (CMakeLists.txt): a sqrt that may set errno cannot be vectorised, and v is
+// never negative here.
+template <typename T, bool kAmsgrad>
+void adam_chunk(T* __restrict P, const T* __restrict G, T* __restrict m, T* __restrict v,
+                T* __restrict vmax, int64_t n, const AdamConstants& c) {
+  const T l2 = static_cast<T>(c.l2), shrink = static_cast<T>(c.shrink);
+  const T b1 = static_cast<T>(c.b1), one_b1 = static_cast<T>(1 - c.b1);
+  const T b2 = static_cast<T>(c.b2), one_b2 = static_cast<T>(1 - c.b2);
+  const T sqrt_bc2 = static_cast<T>(c.sqrt_bc2), eps = static_cast<T>(c.eps);
+  const T step = static_cast<T>(c.step_size);
+  for (int64_t k = 0; k < n; ++k) {
+    const T grad = G[k] + l2 * P[k];
+    const T m_k = m[k] = b1 * m[k] + one_b1 * grad;
+    T v_k = v[k] = b2 * v[k] + one_b2 * grad * grad;
+    if constexpr (kAmsgrad) v_k = vmax[k] = std::max(vmax[k], v_k);
+    const T denom = std::sqrt(v_k) / sqrt_bc2 + eps;
+    P[k] = P[k] * shrink - step * m_k / denom;
+  }
+}
+
+}  // namespace
+
 void Adam::step() {
   NoGradGuard no_grad;
   ++step_count_;
@@ -237,16 +267,26 @@ void Adam::step() {
     std::vector<Tensor> bufs;
     for (const char* name : {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"})
       if (amsgrad || name[0] != 'm') bufs.push_back(buffer(i, name));
-    for_each_element(p, g, bufs, [=](auto* P, const auto* G, auto** B, int64_t k) {
-      using T = std::remove_reference_t<decltype(*P)>;
-      const T grad = G[k] + static_cast<T>(l2) * P[k];
-      P[k] *= static_cast<T>(shrink);
-      const T m_k = B[0][k] = static_cast<T>(b1) * B[0][k] + static_cast<T>(1 - b1) * grad;
-      T v_k = B[1][k] = static_cast<T>(b2) * B[1][k] + static_cast<T>(1 - b2) * grad * grad;
-      if (amsgrad) v_k = B[2][k] = std::max(B[2][k], v_k);
-      const T denom = std::sqrt(v_k) / static_cast<T>(sqrt_bc2) + static_cast<T>(eps);
-      P[k] -= static_cast<T>(step_size) * m_k / denom;
-    });
+    const AdamConstants c{step_size, sqrt_bc2, shrink, l2, b1, b2, eps};
+    const int64_t n = p.numel();
+    auto run = [&](auto zero) {
+      using T = decltype(zero);
+      T* P = p.data<T>();
+      const T* G = g.data<T>();
+      T* m = bufs[0].data<T>();
+      T* v = bufs[1].data<T>();
+      T* vmax = amsgrad ? bufs[2].data<T>() : nullptr;
+      parallel_for(0, n, kGrain, [&](int64_t lo, int64_t hi) {
+        if (amsgrad)
+          adam_chunk<T, true>(P + lo, G + lo, m + lo, v + lo, vmax + lo, hi - lo, c);
+        else
+          adam_chunk<T, false>(P + lo, G + lo, m + lo, v + lo, nullptr, hi - lo, c);
+      });
+    };
+    if (p.dtype() == kFloat32)
+      run(float{});
+    else
+      run(double{});
   }
 }
 

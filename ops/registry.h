@@ -1,6 +1,9 @@
 #pragma once
 // The run-time op registry, generated from ops/specs: what gradcheck, the op check and the
-// generated tests iterate. Each op can be called "boxed", with its arguments as Values.
+// generated tests iterate. Each op can be called "boxed", with its arguments as Values. User
+// libraries built with tapegrad_add_ops (the installed package's CMake function) add their ops
+// when they are loaded (register_library); one op per name across tapegrad and every library.
+#include <deque>
 #include <optional>
 #include <string>
 #include <typeinfo>
@@ -35,6 +38,7 @@ using BoxedFn = std::vector<Tensor> (*)(const std::vector<Value>& args);
 
 struct OpInfo {
   std::string name, doc, spec_file;
+  std::string library = "tapegrad";  // "tapegrad" for built-in ops, else the user library
   std::vector<ArgInfo> args;
   std::vector<OutputInfo> returns;
   std::vector<std::string> variants;  // "function", "method", "inplace"
@@ -48,8 +52,19 @@ struct OpInfo {
   BoxedFn call_inplace = nullptr;  // tg::name_(args...): returns {self}; null without
 };
 
-const std::vector<OpInfo>& all_ops();
+// Every op: the built-in ones, then those of each loaded user library. A deque, so that references
+// to entries stay valid when a library registers more.
+const std::deque<OpInfo>& all_ops();
 const OpInfo* find_op(const std::string& name);  // null when unknown
+
+/// Adds a user library's ops. Throws ValueError, registering none of them, when a name is taken
+/// (by a built-in op, another library, or twice in this one), naming both spec files.
+void register_library(const std::string& library, std::vector<OpInfo> ops);
+/// What the generated code of a user library runs while it loads: register_library, and on an
+/// error prints it (to stderr) and aborts, since no caller could catch it there.
+bool register_library_at_load(const std::string& library, std::vector<OpInfo> ops) noexcept;
+// The built-in ops (generated registry.cpp).
+std::vector<OpInfo> builtin_ops();
 
 // Unboxing helpers used by the generated code.
 [[noreturn]] void bad_value(const char* op, size_t index, const char* expected);

@@ -236,7 +236,9 @@ TEST_CASE("in-place: an expanded self raises instead of writing one element twic
       {"exp_", [&](const Tensor& t) { t.exp_(); }},
       {"copy_", [&](const Tensor& t) { t.copy_(ones); }},
   };
-  for (auto& [name, fn] : ops) {
+  for (auto& op : ops) {
+    const std::string& name = op.first;
+    const auto& fn = op.second;
     CAPTURE(name);
     Tensor b = tg::zeros({1, 3});
     const std::string msg = error_of<tg::ValueError>([&] { fn(b.expand({4, 3})); });
@@ -251,4 +253,46 @@ TEST_CASE("in-place: an expanded self raises instead of writing one element twic
   Tensor c = tg::zeros({3, 1});
   c.expand({3, 1}).add_(tg::ones({3, 1}));
   tg::zeros({2, 3}).t().add_(tg::ones({3, 2}));
+}
+
+TEST_CASE("integer arithmetic wraps modulo 2^bits instead of overflowing (op fuzzer finding)") {
+  // Signed overflow in the kernels was undefined behaviour (UBSan: -5 * 2147483647 in add with
+  // alpha). Expected values from PyTorch 1.13, whose integer tensors wrap.
+  const int32_t max32 = std::numeric_limits<int32_t>::max();
+  const int32_t min32 = std::numeric_limits<int32_t>::min();
+  const int64_t max64 = std::numeric_limits<int64_t>::max();
+  const int64_t min64 = std::numeric_limits<int64_t>::min();
+  const Tensor big = tg::tensor(std::vector<int32_t>{max32});
+  const Tensor small = tg::tensor(std::vector<int32_t>{min32});
+  const Tensor one = tg::tensor(std::vector<int32_t>{1});
+  CHECK(tg::add(tg::zeros({1}, tg::kInt32), big, -5).to_vector<int32_t>() ==
+        std::vector<int32_t>{-2147483643});
+  CHECK(tg::add(big, one).to_vector<int32_t>() == std::vector<int32_t>{min32});
+  CHECK(tg::sub(small, one).to_vector<int32_t>() == std::vector<int32_t>{max32});
+  CHECK(tg::neg(small).to_vector<int32_t>() == std::vector<int32_t>{min32});
+  CHECK(tg::abs(small).to_vector<int32_t>() == std::vector<int32_t>{min32});
+  const Tensor t65536 = tg::tensor(std::vector<int32_t>{65536});
+  CHECK(tg::mul(t65536, t65536).to_vector<int32_t>() == std::vector<int32_t>{0});
+  CHECK(tg::pow_scalar(t65536, 2).to_vector<int32_t>() == std::vector<int32_t>{0});
+  const Tensor top = tg::tensor(std::vector<int64_t>{max64});
+  const Tensor bottom = tg::tensor(std::vector<int64_t>{min64});
+  const Tensor one64 = tg::tensor(std::vector<int64_t>{1});
+  CHECK(tg::add(top, one64).to_vector<int64_t>() == std::vector<int64_t>{min64});
+  CHECK(tg::sub(bottom, one64).to_vector<int64_t>() == std::vector<int64_t>{max64});
+  Tensor inplace = big.clone();
+  inplace.add_(one);
+  CHECK(inplace.to_vector<int32_t>() == std::vector<int32_t>{min32});
+}
+
+TEST_CASE("tril/triu: a diagonal at the int64 limits keeps or zeroes all (op fuzzer finding)") {
+  // i + diagonal overflowed (UB) for a diagonal near INT64_MAX / INT64_MIN; PyTorch accepts any
+  // int64 diagonal.
+  const Tensor x = tg::arange(1, 7, 1, tg::kFloat64).reshape({2, 3});
+  const Tensor zero = tg::zeros({2, 3}, tg::kFloat64);
+  const int64_t max64 = std::numeric_limits<int64_t>::max();
+  const int64_t min64 = std::numeric_limits<int64_t>::min();
+  CHECK(tg::tril(x, max64).to_vector<double>() == x.to_vector<double>());
+  CHECK(tg::triu(x, max64).to_vector<double>() == zero.to_vector<double>());
+  CHECK(tg::tril(x, min64).to_vector<double>() == zero.to_vector<double>());
+  CHECK(tg::triu(x, min64).to_vector<double>() == x.to_vector<double>());
 }

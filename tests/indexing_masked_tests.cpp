@@ -308,8 +308,8 @@ TEST_CASE("masked_select / masked_scatter / its backward: random masks, odd size
   // Odd lengths (not multiples of the kernels' 8-element steps or 512-element blocks), short
   // periods that get tiled, full-shape masks and column masks, all against plain loops.
   std::mt19937 rng(7);
-  for (const auto& [rows, cols] :
-       {std::pair<int64_t, int64_t>{37, 1027}, {5, 3}, {1, 1}, {600, 13}}) {
+  for (const auto& size : {std::pair<int64_t, int64_t>{37, 1027}, {5, 3}, {1, 1}, {600, 13}}) {
+    const int64_t rows = size.first, cols = size.second;
     for (int layout = 0; layout < 3; ++layout) {
       CAPTURE(rows);
       CAPTURE(cols);

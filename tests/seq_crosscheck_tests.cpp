@@ -162,7 +162,7 @@ std::shared_ptr<tg::nn::Module> build(const json& c) {
   // And the other way: our state_dict has PyTorch's names and shapes.
   const tg::StateDict ours = m->state_dict();
   CHECK(ours.size() == state.size());
-  for (const auto& [name, t] : state) CHECK_MESSAGE(ours.count(name), "missing ", name);
+  for (const auto& entry : state) CHECK_MESSAGE(ours.count(entry.first), "missing ", entry.first);
   return m;
 }
 

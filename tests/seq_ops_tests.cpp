@@ -61,7 +61,8 @@ TEST_CASE(
   const Tensor k = randn({2, 5, 4}, kFloat64).requires_grad_();
   const Tensor v = randn({2, 5, 3}, kFloat64).requires_grad_();
   for (double p : {0.0, 0.5}) {
-    auto [out, attn] = scaled_dot_product_attention(q, k, v, {}, p);
+    auto result = scaled_dot_product_attention(q, k, v, {}, p);
+    Tensor out = std::get<0>(result), attn = std::get<1>(result);
     // The node saved the weights it returned (no other [.., L, S] tensor): changing them in place
     // is caught at backward.
     {

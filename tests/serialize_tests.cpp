@@ -160,7 +160,9 @@ TEST_CASE("safetensors: round trip of every dtype, 0-d, empty and special values
   std::string bytes = tg::save_to_bytes(tensors);
   StateDict back = tg::load_from_bytes(bytes);
   REQUIRE(back.size() == tensors.size());
-  for (const auto& [name, t] : tensors) {
+  for (const auto& entry : tensors) {
+    const std::string& name = entry.first;
+    const Tensor& t = entry.second;
     CAPTURE(name);
     const Tensor& b = back.at(name);
     CHECK(same_tensor(b, t));

@@ -77,7 +77,9 @@ struct LstmHead : nn::Module {
 // Our state_dict has exactly the file's names, shapes and dtypes.
 void check_same_layout(const StateDict& ours, const StateDict& theirs) {
   CHECK(ours.size() == theirs.size());
-  for (const auto& [name, t] : theirs) {
+  for (const auto& entry : theirs) {
+    const std::string& name = entry.first;
+    const Tensor& t = entry.second;
     INFO(name);
     REQUIRE(ours.count(name));
     CHECK(ours.at(name).shape() == t.shape());

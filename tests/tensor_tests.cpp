@@ -97,8 +97,8 @@ TEST_CASE("errors carry the op, the argument, expected and got") {
                        ValueError);
   CHECK_THROWS_WITH_AS(a.size(5), doctest::Contains("dim 5 is out of range for a 2-d tensor"),
                        IndexError);
-  Error& base =
-      *std::make_unique<TypeError>("x");  // subclasses derive from tg::Error and std::exception
+  auto owned = std::make_unique<TypeError>("x");  // subclasses derive from tg::Error and
+  Error& base = *owned;                           // std::exception
   CHECK(dynamic_cast<std::exception*>(&base) != nullptr);
 }
 

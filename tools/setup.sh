@@ -4,9 +4,11 @@ set -euo pipefail
 # clang-format-14: the format check of .ci/run (tools/ci/check_format.sh); its output differs
 # between clang-format versions, so the check names one.
 # wamerican: /usr/share/dict/words, the word list examples/makemore trains on.
+# libsleef-dev: vectorised exp/log/tanh/erfc for the CPU kernels (backends/cpu/simd), the
+# library PyTorch uses; optional in CMake (TG_WITH_SLEEF), scalar loops without it.
 # clang-14 + libclang-rt-14-dev: libFuzzer and its sanitizer runtimes for tools/ci/fuzz_short.sh.
 packages=(cmake ninja-build g++ nlohmann-json3-dev doctest-dev libbenchmark-dev libopenblas-dev
-          clang-format-14 wamerican clang-14 libclang-rt-14-dev)
+          clang-format-14 wamerican clang-14 libclang-rt-14-dev libsleef-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

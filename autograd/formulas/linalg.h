@@ -14,9 +14,13 @@ Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& oth
 
 // Gradient of linear(self, weight, bias) wrt weight [out, in]: the sum over all leading dims of
 // grad^T @ self, i.e. grad [M, out]^T @ self [M, in] with every leading dim folded into M.
+// M is counted, not inferred with -1: with no out or in features (grad [M, 0]) a -1 would have
+// to be inferred from 0 elements, which reshape refuses.
 inline Tensor linear_weight_grad(const Tensor& grad, const Tensor& self) {
   const int64_t out = grad.size(-1), in = self.size(-1);
-  return matmul(grad.reshape({-1, out}).t(), self.reshape({-1, in}));
+  int64_t rows = 1;
+  for (int64_t d = 0; d + 1 < self.dim(); ++d) rows *= self.size(d);
+  return matmul(grad.reshape({rows, out}).t(), self.reshape({rows, in}));
 }
 
 }  // namespace tg::formulas

@@ -77,17 +77,61 @@ std::pair<Tensor, Tensor> normalize(const Tensor& self, const std::vector<int64_
 
 }  // namespace
 
-Tensor layer_norm_backward_self(const Tensor& grad, const Tensor& self,
-                                IntArrayRef normalized_shape, const Tensor& weight, double eps) {
-  const std::vector<int64_t> dims = trailing_dims(normalized_shape.size());
-  const auto [xhat, rstd] = normalize(self, dims, eps);
-  const Tensor g = weighted(grad, weight);
-  return rstd * (g - mean(g, dims, true) - xhat * mean(g * xhat, dims, true));
+std::tuple<Tensor, Tensor, Tensor> layer_norm_grads(const Tensor& grad, const Tensor& self,
+                                                    IntArrayRef normalized_shape,
+                                                    const Tensor& weight, double eps,
+                                                    const std::array<bool, 3>& grad_input_mask) {
+  auto [gi, gw, gb] = layer_norm_backward(grad, self, normalized_shape, weight, eps);
+  const auto [want_self, want_weight, want_bias] = grad_input_mask;
+  return {want_self ? gi : Tensor(), want_weight ? gw : Tensor(), want_bias ? gb : Tensor()};
 }
 
-Tensor layer_norm_backward_weight(const Tensor& grad, const Tensor& self,
-                                  IntArrayRef normalized_shape, double eps) {
-  return grad * normalize(self, trailing_dims(normalized_shape.size()), eps).first;
+// The derivatives of layer_norm_backward's outputs (grad_input = rstd (g - mean(g) - x^ mean(g
+// x^)) with g = dy * w, grad_weight = sum(dy x^), grad_bias = sum(dy), sums over the leading
+// dims) with respect to dy, self and weight, given the gradients G, Gw, Gb of those outputs.
+std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(
+    const Tensor& grad_input_grad, const Tensor& grad_weight_grad, const Tensor& grad_bias_grad,
+    const Tensor& grad_output, const Tensor& self, IntArrayRef normalized_shape,
+    const Tensor& weight, double eps, const std::array<bool, 3>& grad_input_mask) {
+  const auto [want_dy, want_self, want_weight] = grad_input_mask;
+  const std::vector<int64_t> dims = trailing_dims(normalized_shape.size());
+  std::vector<int64_t> leading;
+  for (int64_t d = 0; d < self.dim() - static_cast<int64_t>(normalized_shape.size()); ++d)
+    leading.push_back(d);
+  auto sum_leading = [&](const Tensor& t) { return leading.empty() ? t : sum(t, leading); };
+  const auto [xhat, s] = normalize(self, dims, eps);
+  const Tensor& dy = grad_output;
+  const Tensor& G = grad_input_grad;
+  const Tensor g = weighted(dy, weight);
+  // How a gradient h of x^ reaches self: rstd (h - mean(h) - x^ mean(h x^)).
+  auto through_xhat = [&](const Tensor& h) {
+    return s * (h - mean(h, dims, true) - xhat * mean(h * xhat, dims, true));
+  };
+  Tensor g_dy, g_self, g_weight;
+  if (G.defined()) {
+    const Tensor Pg = through_xhat(G);  // d<G, grad_input>/dg
+    if (want_dy) g_dy = weighted(Pg, weight);
+    if (want_weight && weight.defined()) g_weight = sum_leading(Pg * dy);
+    if (want_self) {
+      const Tensor a = mean(g, dims, true), b = mean(g * xhat, dims, true);
+      const Tensor gc = g - a;
+      const Tensor G_mean = mean(G, dims, true), G_xhat = mean(G * xhat, dims, true);
+      const Tensor inner =
+          xhat * (b * G_xhat * 3.0 - mean(G * gc, dims, true)) - gc * G_xhat - b * (G - G_mean);
+      g_self = s * s * inner;
+    }
+  }
+  auto add = [](Tensor& acc, const Tensor& t) { acc = acc.defined() ? acc + t : t; };
+  if (grad_weight_grad.defined()) {  // grad_weight = sum(dy x^)
+    if (want_dy) add(g_dy, grad_weight_grad * xhat);
+    if (want_self) add(g_self, through_xhat(grad_weight_grad * dy));
+  }
+  if (grad_bias_grad.defined() && want_dy)  // grad_bias = sum(dy)
+    add(g_dy, grad_bias_grad * ones_like(dy));
+  if (want_dy && !g_dy.defined()) g_dy = zeros_like(dy);
+  if (want_self && !g_self.defined()) g_self = zeros_like(self);
+  if (want_weight && weight.defined() && !g_weight.defined()) g_weight = zeros_like(weight);
+  return {g_dy, g_self, g_weight};
 }
 
 Tensor mse_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target,

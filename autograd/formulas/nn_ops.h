@@ -2,8 +2,10 @@
 // Backward helpers for the nn ops (gelu, dropout, embedding, layer_norm, mse_loss,
 // binary_cross_entropy_with_logits), namespace tg::formulas. Each is written with public ops, so
 // double backward works through them.
+#include <array>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include <tapegrad/generated/tensor.h>
 
@@ -21,13 +23,16 @@ Tensor dropout_backward(const Tensor& grad, const Tensor& mask, double p, bool t
 Tensor embedding_backward(const Tensor& grad, const Shape& weight_shape, const Tensor& indices,
                           std::optional<int64_t> padding_idx);
 
-// layer_norm, with x^ = (self - mean) * rstd over the trailing dims and g = grad * weight:
-//   self:   rstd * (g - mean(g) - x^ * mean(g * x^))
-//   weight: grad * x^ (the engine sums it over the leading dims)
-Tensor layer_norm_backward_self(const Tensor& grad, const Tensor& self,
-                                IntArrayRef normalized_shape, const Tensor& weight, double eps);
-Tensor layer_norm_backward_weight(const Tensor& grad, const Tensor& self,
-                                  IntArrayRef normalized_shape, double eps);
+// layer_norm: its three gradients from the fused layer_norm_backward op (picked by the mask).
+std::tuple<Tensor, Tensor, Tensor> layer_norm_grads(const Tensor& grad, const Tensor& self,
+                                                    IntArrayRef normalized_shape,
+                                                    const Tensor& weight, double eps,
+                                                    const std::array<bool, 3>& grad_input_mask);
+// layer_norm_backward's backward (double backward of layer_norm), composed of public ops.
+std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(
+    const Tensor& grad_input_grad, const Tensor& grad_weight_grad, const Tensor& grad_bias_grad,
+    const Tensor& grad_output, const Tensor& self, IntArrayRef normalized_shape,
+    const Tensor& weight, double eps, const std::array<bool, 3>& grad_input_mask);
 
 // mse_loss's self: 2 * (self - target) * grad, divided by the element count for "mean".
 Tensor mse_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target,

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include <tapegrad/backends/cpu/loops.h>
+#include <tapegrad/backends/cpu/wrapping.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {
@@ -20,24 +21,25 @@ template <typename T> T alpha_as(double alpha_f, int64_t alpha_i) {
 
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   if (alpha.is_integral() && alpha.to_int() == 1)  // the common case: no multiply
-    return binary_op("add", self, other, [](auto a, auto b) { return a + b; });
+    return binary_op("add", self, other, [](auto a, auto b) { return wrapping_add(a, b); });
   return binary_op("add", self, other,
                    [af = alpha.to_double(), ai = alpha.to_int()](auto a, auto b) {
-                     return a + alpha_as<decltype(a)>(af, ai) * b;
+                     return wrapping_add(a, wrapping_mul(alpha_as<decltype(a)>(af, ai), b));
                    });
 }
 
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   if (alpha.is_integral() && alpha.to_int() == 1)
-    return binary_op<Types::NoBool>("sub", self, other, [](auto a, auto b) { return a - b; });
-  return binary_op<Types::NoBool>("sub", self, other,
-                                  [af = alpha.to_double(), ai = alpha.to_int()](auto a, auto b) {
-                                    return a - alpha_as<decltype(a)>(af, ai) * b;
-                                  });
+    return binary_op<Types::NoBool>("sub", self, other,
+                                    [](auto a, auto b) { return wrapping_sub(a, b); });
+  return binary_op<Types::NoBool>(
+      "sub", self, other, [af = alpha.to_double(), ai = alpha.to_int()](auto a, auto b) {
+        return wrapping_sub(a, wrapping_mul(alpha_as<decltype(a)>(af, ai), b));
+      });
 }
 
 Tensor mul(const Tensor& self, const Tensor& other) {
-  return binary_op("mul", self, other, [](auto a, auto b) { return a * b; });
+  return binary_op("mul", self, other, [](auto a, auto b) { return wrapping_mul(a, b); });
 }
 
 // True division: int / int gives float32.
@@ -77,7 +79,8 @@ Tensor pow(const Tensor& self, const Tensor& exponent) {
 Tensor pow_scalar(const Tensor& self, const Scalar& exponent) {
   const Tensor e = scalar_to_tensor(exponent, self.device());
   if (exponent.equals(2.0))  // x * x is exact and much faster than std::pow
-    return binary_op<Types::NoBool>("pow_scalar", self, e, [](auto a, auto) { return a * a; });
+    return binary_op<Types::NoBool>("pow_scalar", self, e,
+                                    [](auto a, auto) { return wrapping_mul(a, a); });
   return binary_op<Types::NoBool>("pow_scalar", self, e,
                                   [](auto a, auto b) { return power(a, b); });
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <tapegrad/backends/cpu/linalg.h>
+#include <tapegrad/backends/cpu/wrapping.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
@@ -83,15 +84,8 @@ bool fold_batch(Operand& a, const Operand& b) {
 
 // ---- the blocked loop ------------------------------------------------------------------------
 
-// c + a * b; integers wrap around on overflow (as in PyTorch) instead of being undefined.
-template <typename T> T mul_add(T c, T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(U(c) + U(a) * U(b));
-  } else {
-    return c + a * b;
-  }
-}
+// c + a * b; integers wrap around on overflow (wrapping.h).
+template <typename T> T mul_add(T c, T a, T b) { return wrapping_add(c, wrapping_mul(a, b)); }
 
 // Rows [i0, i1) of c_mat = a_mat @ b_mat (c_mat contiguous, b_mat's rows contiguous). k and j are
 // blocked so that a block of B stays in cache while the rows stream over it.

@@ -17,6 +17,7 @@
 #include <tapegrad/backends/cpu/one_value.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
+#include <tapegrad/core/inplace_target.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/tensor.h>
 #include <tapegrad/ops/factories.h>
@@ -172,6 +173,37 @@ void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
   }
   (std::index_sequence_for<In...>{});
 
+  // Every operand walks the innermost dim with step 1 (the usual broadcast, [m, n] + [n]): each
+  // row is a flat loop over raw pointers, which vectorises, and needs no band / block walk.
+  if (std::all_of(step.begin(), step.end(), [](int64_t s) { return s == 1; })) {
+    auto unit_rows = [&](int64_t row_begin, int64_t row_end) {
+      Shape index(outer_dims, 0);
+      for (int64_t r = row_begin, d = static_cast<int64_t>(outer_dims) - 1; d >= 0; --d) {
+        index[d] = r % shape[d];
+        r /= shape[d];
+      }
+      for (int64_t row = row_begin; row < row_end; ++row) {
+        [&]<size_t... K>(std::index_sequence<K...>) {
+          std::array<int64_t, N> offset{};
+          for (size_t k = 0; k < N; ++k)
+            for (size_t d = 0; d < outer_dims; ++d) offset[k] += index[d] * strides[k][d];
+          flat_chunk(o + row * inner, 0, inner, fn, (std::get<K>(base) + offset[K])...);
+        }
+        (std::index_sequence_for<In...>{});
+        for (int64_t d = static_cast<int64_t>(outer_dims) - 1; d >= 0; --d) {
+          if (++index[d] < shape[d]) break;
+          index[d] = 0;
+        }
+      }
+    };
+    if (out.numel() <= kElementwiseGrain) {
+      unit_rows(0, rows);
+    } else {
+      parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / inner), unit_rows);
+    }
+    return;
+  }
+
   // Rows [row_begin, row_end) of the output; a row is one run along the innermost dim. Rows go
   // in bands of kBand, each band walked in column blocks of kBlock: an operand read with a large
   // inner stride (a transposed input) then uses whole cache lines across the band instead of one
@@ -245,6 +277,14 @@ void map_into(const Tensor& out, const Fn& fn, const typename AsTensor<In>::type
 
 // ---- helpers for the op families ------------------------------------------------------------
 
+// A fresh result of `op`, or self when an unrecorded in-place call of `op` offers it and it fits
+// (core/inplace_target.h): every loop above reads an element before writing the same index, so
+// writing into an input laid out like the output is safe.
+inline Tensor result_for(const char* op, const Shape& shape, DType dtype, Device device) {
+  Tensor target = detail::take_inplace_target(op, shape, dtype);
+  return target.defined() ? target : empty(shape, dtype, device);
+}
+
 // The broadcast shape of two inputs (no work when they already agree).
 inline Shape broadcast_pair(const char* op, const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() ? a.shape() : broadcast_shapes(op, a.shape(), b.shape());
@@ -253,7 +293,7 @@ inline Shape broadcast_pair(const char* op, const Tensor& a, const Tensor& b) {
 // fn(x) in self's dtype (neg, abs, sign, relu).
 template <Types kTypes = Types::All, typename Fn>
 Tensor unary_op(const char* op, const Tensor& self, const Fn& fn) {
-  Tensor out = empty(self.shape(), self.dtype(), self.device());
+  Tensor out = result_for(op, self.shape(), self.dtype(), self.device());
   visit<kTypes>(op, self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     map_into<T, T>(out, fn, self);
@@ -264,7 +304,7 @@ Tensor unary_op(const char* op, const Tensor& self, const Fn& fn) {
 // fn(x) in floating point: bool and integer inputs give float32, as torch.exp(int) does.
 template <typename Fn> Tensor unary_float_op(const char* op, const Tensor& self, const Fn& fn) {
   const DType dtype = is_floating(self.dtype()) ? self.dtype() : kFloat32;
-  Tensor out = empty(self.shape(), dtype, self.device());
+  Tensor out = result_for(op, self.shape(), dtype, self.device());
   visit_floating(op, dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     map_into<T, T>(out, fn, self);
@@ -289,7 +329,7 @@ Tensor binary_op_in(const char* op, DType compute, const Tensor& a, const Tensor
   Shape broadcast;  // set only when the shapes differ: no copy on the common path
   const Shape& shape =
       a.shape() == b.shape() ? a.shape() : (broadcast = broadcast_shapes(op, a.shape(), b.shape()));
-  Tensor out = empty(shape, OutBool ? kBool : compute, a.device());
+  Tensor out = result_for(op, shape, OutBool ? kBool : compute, a.device());
   visit<kTypes>(op, compute, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Out = std::conditional_t<OutBool, bool, T>;

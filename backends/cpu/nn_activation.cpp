@@ -1,20 +1,23 @@
 // CPU kernels of the nn activations: gelu (erf and tanh forms), its fused backward, leaky_relu.
-// All run on the elementwise engine (loops.h): flat vectorisable loops, threads when large.
+// gelu runs on SLEEF's vector kernels when built with it (simd/vec_ops.h; the formulas below are
+// the scalar fallback, the same mathematics); leaky_relu on the elementwise engine (loops.h).
 #include <algorithm>
 #include <cmath>
 
 #include <tapegrad/backends/cpu/loops.h>
+#include <tapegrad/backends/cpu/simd/vec_ops.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {
 
 namespace {
 
-// gelu(x) = x * Phi(x) = x/2 * (1 + erf(x / sqrt(2))).
-template <typename T> T gelu_erf(T x) { return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2))); }
+// gelu(x) = x * Phi(x) = x/2 * erfc(-x / sqrt(2)) (= x/2 * (1 + erf(x / sqrt(2))) without the
+// cancellation for negative x).
+template <typename T> T gelu_erf(T x) { return T(0.5) * x * std::erfc(x * T(-M_SQRT1_2)); }
 // d/dx: Phi(x) + x * phi(x).
 template <typename T> T gelu_erf_grad(T x) {
-  const T cdf = T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2)));
+  const T cdf = T(0.5) * std::erfc(x * T(-M_SQRT1_2));
   const T pdf = std::exp(T(-0.5) * x * x) * T(0.5 * M_2_SQRTPI * M_SQRT1_2);  // 1/sqrt(2 pi)
   return cdf + x * pdf;
 }
@@ -22,44 +25,38 @@ template <typename T> T gelu_erf_grad(T x) {
 // gelu(x) ~ x/2 * (1 + tanh(u)), u = sqrt(2/pi) * (x + 0.044715 x^3), as PyTorch's "tanh".
 constexpr double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5;  // sqrt(2 / pi)
 constexpr double kKappa = 0.044715;
+// As the vector kernel (simd/vec_math_impl.h): x * sigmoid(2u) (1 + tanh(u) = 2 sigmoid(2u)),
+// the sigmoid from e = exp(-|2u|): no cancellation for negative x, no overflow.
 template <typename T> T gelu_tanh(T x) {
-  const T inner = T(kBeta) * (x + T(kKappa) * x * x * x);
-  return T(0.5) * x * (T(1) + std::tanh(inner));
+  const T u2 = x * (T(2 * kBeta) + T(2 * kBeta * kKappa) * x * x);
+  const T e = std::exp(-std::abs(u2)), r = T(1) / (T(1) + e);
+  return x * (u2 < T(0) ? e * r : r);
 }
-// d/dx: (1 + t)/2 + x/2 * (1 - t^2) * u'.
+// d/dx: s + x s (1 - s) 2u' with s = sigmoid(2u), and s (1 - s) = e r^2; x clamped to +-1e4
+// as in the vector kernel (x - x keeps NaN and inf giving NaN).
 template <typename T> T gelu_tanh_grad(T x) {
-  const T t = std::tanh(T(kBeta) * (x + T(kKappa) * x * x * x));
-  const T du = T(kBeta) * (T(1) + T(3 * kKappa) * x * x);
-  return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * du;
-}
-
-// fn(a, b) with broadcasting, in result_type(a, b), which the spec's dtypes make floating.
-template <typename Fn>
-Tensor binary_floating(const char* op, const Tensor& a, const Tensor& b, const Fn& fn) {
-  const DType dtype = result_type(a, b);
-  Tensor out = empty(broadcast_pair(op, a, b), dtype, a.device());
-  visit_floating(op, dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    map_into<T, T, T>(out, fn, a, b);
-  });
-  return out;
+  const T xc = std::max(std::min(x, T(1e4)), T(-1e4));
+  const T u2 = xc * (T(2 * kBeta) + T(2 * kBeta * kKappa) * xc * xc);
+  const T e = std::exp(-std::abs(u2)), r = T(1) / (T(1) + e);
+  const T du2 = T(2 * kBeta) + T(6 * kBeta * kKappa) * xc * xc;
+  return ((u2 < T(0) ? e * r : r) + xc * du2 * e * r * r) + (x - x);
 }
 
 }  // namespace
 
 Tensor gelu(const Tensor& self, const std::string& approximate) {
   if (approximate == "tanh")
-    return unary_float_op("gelu", self, [](auto x) { return gelu_tanh(x); });
-  return unary_float_op("gelu", self, [](auto x) { return gelu_erf(x); });
+    return unary_math_op("gelu", self, vec::Unary::gelu_tanh, [](auto x) { return gelu_tanh(x); });
+  return unary_math_op("gelu", self, vec::Unary::gelu_erf, [](auto x) { return gelu_erf(x); });
 }
 
 Tensor gelu_backward(const Tensor& grad_output, const Tensor& self,
                      const std::string& approximate) {
   if (approximate == "tanh")
-    return binary_floating("gelu_backward", grad_output, self,
-                           [](auto g, auto x) { return g * gelu_tanh_grad(x); });
-  return binary_floating("gelu_backward", grad_output, self,
-                         [](auto g, auto x) { return g * gelu_erf_grad(x); });
+    return grad_math_op("gelu_backward", grad_output, self, vec::Grad::gelu_tanh,
+                        [](auto g, auto x) { return g * gelu_tanh_grad(x); });
+  return grad_math_op("gelu_backward", grad_output, self, vec::Grad::gelu_erf,
+                      [](auto g, auto x) { return g * gelu_erf_grad(x); });
 }
 
 Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope) {

@@ -1,8 +1,11 @@
 // CPU kernels of dropout, embedding and layer_norm: raw loops over contiguous data, split across
 // the thread pool by independent elements or rows. Their arguments are checked before dispatch
 // (ops/checks/nn.cpp); embedding checks its index values here (they are data).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <tuple>
+#include <vector>
 
 #include <tapegrad/backends/cpu/counter_random.h>
 #include <tapegrad/core/parallel.h>
@@ -139,6 +142,83 @@ Tensor layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor
                  });
   });
   return out;
+}
+
+}  // namespace tg::cpu
+
+namespace tg::cpu {
+
+// Pass 1, a row at a time in cache: the row's mean and rstd exactly as the forward computes them,
+// a = sum(g) and b = sum(g x^) with g = grad_output * weight, then
+// grad_input = rstd (g - a/n - x^ b/n). Pass 2 walks [rows, n] in memory order over column
+// blocks (one block per thread) for grad_weight = sum(grad_output x^) and grad_bias =
+// sum(grad_output) over the rows: the same order whatever the thread count, so the result does
+// not depend on it.
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output,
+                                                       const Tensor& self,
+                                                       IntArrayRef normalized_shape,
+                                                       const Tensor& weight, double eps) {
+  const int64_t n = Shape(normalized_shape).numel();
+  Tensor grad_input = empty(self.shape(), self.dtype(), self.device());
+  Tensor grad_weight = zeros(Shape(normalized_shape), self.dtype(), self.device());
+  Tensor grad_bias = zeros(Shape(normalized_shape), self.dtype(), self.device());
+  if (self.numel() == 0) return {grad_input, grad_weight, grad_bias};
+  const int64_t rows = self.numel() / n;
+  const Tensor x = self.contiguous(), dy = grad_output.contiguous();
+  const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
+  visit_floating("layer_norm_backward", self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xp = x.data<T>();
+    const T* dp = dy.data<T>();
+    const T* wp = w.defined() ? w.data<T>() : nullptr;
+    T* gi = grad_input.data<T>();
+    std::vector<T> means(static_cast<size_t>(rows)), rstds(static_cast<size_t>(rows));
+    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const T* xr = xp + r * n;
+        const T* dr = dp + r * n;
+        T* gr = gi + r * n;
+        const double mean = row_sum(xr, n) / static_cast<double>(n);
+        const double var = row_sum_sq(xr, n, mean) / static_cast<double>(n);
+        const T m = static_cast<T>(mean), rstd = static_cast<T>(1 / std::sqrt(var + eps));
+        means[static_cast<size_t>(r)] = m;
+        rstds[static_cast<size_t>(r)] = rstd;
+        double a = 0, b = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          const T g = wp ? dr[j] * wp[j] : dr[j];
+          a += static_cast<double>(g);
+          b += static_cast<double>(g) * static_cast<double>((xr[j] - m) * rstd);
+        }
+        const T mean_g = static_cast<T>(a / static_cast<double>(n));
+        const T mean_gx = static_cast<T>(b / static_cast<double>(n));
+        for (int64_t j = 0; j < n; ++j) {
+          const T g = wp ? dr[j] * wp[j] : dr[j];
+          gr[j] = rstd * (g - mean_g - (xr[j] - m) * rstd * mean_gx);
+        }
+      }
+    });
+    T* gw = grad_weight.data<T>();
+    T* gb = grad_bias.data<T>();
+    // Column blocks of at least 256 (a thread reads 1 KiB or more of each row in order).
+    const int64_t block = std::max<int64_t>(256, n / std::max(1, get_num_threads()));
+    parallel_for(0, n, block, [&](int64_t lo, int64_t hi) {
+      std::vector<double> sw(static_cast<size_t>(hi - lo)), sb(static_cast<size_t>(hi - lo));
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* xr = xp + r * n;
+        const T* dr = dp + r * n;
+        const T m = means[static_cast<size_t>(r)], rstd = rstds[static_cast<size_t>(r)];
+        for (int64_t j = lo; j < hi; ++j) {
+          sw[static_cast<size_t>(j - lo)] += static_cast<double>(dr[j] * ((xr[j] - m) * rstd));
+          sb[static_cast<size_t>(j - lo)] += static_cast<double>(dr[j]);
+        }
+      }
+      for (int64_t j = lo; j < hi; ++j) {
+        gw[j] = static_cast<T>(sw[static_cast<size_t>(j - lo)]);
+        gb[j] = static_cast<T>(sb[static_cast<size_t>(j - lo)]);
+      }
+    });
+  });
+  return {grad_input, grad_weight, grad_bias};
 }
 
 }  // namespace tg::cpu

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <tapegrad/backends/cpu/wrapping.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/factories.h>
@@ -130,20 +131,7 @@ template <typename T> bool is_nan(T v) {
     return false;
 }
 
-// Integer accumulators wrap around on overflow (as in PyTorch) instead of being undefined.
-template <typename Acc> Acc wrapping_add(Acc a, Acc b) {
-  if constexpr (std::is_integral_v<Acc>)
-    return static_cast<Acc>(uint64_t(a) + uint64_t(b));
-  else
-    return a + b;
-}
-template <typename Acc> Acc wrapping_mul(Acc a, Acc b) {
-  if constexpr (std::is_integral_v<Acc>)
-    return static_cast<Acc>(uint64_t(a) * uint64_t(b));
-  else
-    return a * b;
-}
-
+// Integer accumulators wrap around on overflow (wrapping.h).
 template <typename Acc> struct SumOp {
   static Acc identity() { return Acc(0); }
   template <typename T> static Acc step(Acc a, T v) { return wrapping_add(a, static_cast<Acc>(v)); }

@@ -2,9 +2,11 @@
 // the thread pool by independent rows.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include <tapegrad/backends/cpu/softmax_rows.h>
+#include <tapegrad/backends/cpu/wrapping.h>
 #include <tapegrad/ops/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
@@ -31,19 +33,27 @@ template <typename Range> Tensor zero_columns(const Tensor& self, Range range) {
   return out;
 }
 
+// a + b saturated to the int64 range: a diagonal past every row and column (any int64 is a valid
+// diagonal, as in PyTorch) then keeps or zeroes everything instead of overflowing.
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
+
 }  // namespace
 
 // Row i keeps columns j <= i + diagonal.
 Tensor tril(const Tensor& self, int64_t diagonal) {
   return zero_columns(self, [diagonal](int64_t i, int64_t m) {
-    return std::pair{std::clamp<int64_t>(i + diagonal + 1, 0, m), m};
+    return std::pair{std::clamp<int64_t>(saturating_add(saturating_add(i, diagonal), 1), 0, m), m};
   });
 }
 
 // Row i keeps columns j >= i + diagonal.
 Tensor triu(const Tensor& self, int64_t diagonal) {
   return zero_columns(self, [diagonal](int64_t i, int64_t m) {
-    return std::pair{int64_t{0}, std::clamp<int64_t>(i + diagonal, 0, m)};
+    return std::pair{int64_t{0}, std::clamp<int64_t>(saturating_add(i, diagonal), 0, m)};
   });
 }
 
@@ -73,12 +83,7 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
         for (int64_t j = 0; j < l.size; ++j)
           for (int64_t k = 0; k < len; ++k) {
             const int64_t p = base + j * l.inner + k;
-            if constexpr (std::is_integral_v<Acc>) {  // wraps instead of undefined overflow
-              acc[k] = static_cast<Acc>(static_cast<uint64_t>(acc[k]) +
-                                        static_cast<uint64_t>(static_cast<Acc>(in[p])));
-            } else {
-              acc[k] += static_cast<Acc>(in[p]);
-            }
+            acc[k] = wrapping_add(acc[k], static_cast<Acc>(in[p]));
             o[p] = static_cast<T>(acc[k]);
           }
       }

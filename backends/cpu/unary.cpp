@@ -1,20 +1,28 @@
 // CPU kernels of the unary elementwise ops: neg, abs, sign, relu, clamp (same dtype as self) and
-// exp, log, sqrt, sigmoid, tanh (floating: integer inputs give float32).
+// exp, log, sqrt, sigmoid, tanh, softplus (floating: integer inputs give float32; these run on
+// SLEEF's vector kernels when built with it, simd/vec_ops.h, the lambdas being the fallback).
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
 #include <tapegrad/backends/cpu/loops.h>
+#include <tapegrad/backends/cpu/simd/vec_ops.h>
+#include <tapegrad/backends/cpu/wrapping.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {
 
 Tensor neg(const Tensor& self) {
-  return unary_op<Types::NoBool>("neg", self, [](auto x) { return -x; });
+  return unary_op<Types::NoBool>("neg", self, [](auto x) { return wrapping_neg(x); });
 }
 
 Tensor abs(const Tensor& self) {
-  return unary_op<Types::NoBool>("abs", self, [](auto x) { return std::abs(x); });
+  return unary_op<Types::NoBool>("abs", self, [](auto x) {
+    if constexpr (kWraps<decltype(x)>)
+      return x < 0 ? wrapping_neg(x) : x;  // abs(INT_MIN) is INT_MIN, as in PyTorch
+    else
+      return std::abs(x);
+  });
 }
 
 Tensor sign(const Tensor& self) {
@@ -74,26 +82,28 @@ Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,
 }
 
 Tensor exp(const Tensor& self) {
-  return unary_float_op("exp", self, [](auto x) { return std::exp(x); });
+  return unary_math_op("exp", self, vec::Unary::exp, [](auto x) { return std::exp(x); });
 }
 
 Tensor log(const Tensor& self) {
-  return unary_float_op("log", self, [](auto x) { return std::log(x); });
+  return unary_math_op("log", self, vec::Unary::log, [](auto x) { return std::log(x); });
 }
 
 Tensor sqrt(const Tensor& self) {
-  return unary_float_op("sqrt", self, [](auto x) { return std::sqrt(x); });
+  return unary_math_op("sqrt", self, vec::Unary::sqrt, [](auto x) { return std::sqrt(x); });
 }
 
 Tensor sigmoid(const Tensor& self) {
-  return unary_float_op("sigmoid", self, [](auto x) {
+  // As the vector kernel: exp(-|x|) never overflows, so very negative x keep their tiny result.
+  return unary_math_op("sigmoid", self, vec::Unary::sigmoid, [](auto x) {
     using T = decltype(x);
-    return T(1) / (T(1) + std::exp(-x));
+    const T e = std::exp(-std::abs(x));
+    return x < T(0) ? e / (T(1) + e) : T(1) / (T(1) + e);
   });
 }
 
 Tensor tanh(const Tensor& self) {
-  return unary_float_op("tanh", self, [](auto x) { return std::tanh(x); });
+  return unary_math_op("tanh", self, vec::Unary::tanh, [](auto x) { return std::tanh(x); });
 }
 
 }  // namespace tg::cpu
@@ -102,7 +112,7 @@ namespace tg::cpu {
 
 // log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, exact for large |x|.
 Tensor softplus(const Tensor& self) {
-  return unary_float_op("softplus", self, [](auto x) {
+  return unary_math_op("softplus", self, vec::Unary::softplus, [](auto x) {
     using T = decltype(x);
     return std::max(x, T(0)) + std::log1p(std::exp(-std::abs(x)));
   });

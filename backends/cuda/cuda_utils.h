@@ -75,6 +75,7 @@ enum class BinaryKind {
   Div,
   Pow,  // in the compute dtype
   TanhBackward,
+  ReluBackward,
   SigmoidBackward,
   GeluErfBackward,
   GeluTanhBackward,  // floating

@@ -137,6 +137,10 @@ Tensor tanh_backward(const Tensor& grad_output, const Tensor& output) {
   return binary("tanh_backward", BinaryKind::TanhBackward, grad_output, output,
                 result_type(grad_output, output));
 }
+Tensor relu_backward(const Tensor& grad_output, const Tensor& output) {
+  return binary("relu_backward", BinaryKind::ReluBackward, grad_output, output,
+                result_type(grad_output, output));
+}
 Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output) {
   return binary("sigmoid_backward", BinaryKind::SigmoidBackward, grad_output, output,
                 result_type(grad_output, output));

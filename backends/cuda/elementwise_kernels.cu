@@ -98,7 +98,8 @@ template <BinaryKind K> void run_binary(void* out, const void* a, const void* b,
     };
     if constexpr (K == BinaryKind::Add || K == BinaryKind::Mul) {
       visit_dtype("binary", dtype, run);  // bool: or / and
-    } else if constexpr (K == BinaryKind::Sub || K == BinaryKind::Pow) {
+    } else if constexpr (K == BinaryKind::Sub || K == BinaryKind::Pow ||
+                         K == BinaryKind::ReluBackward) {
       visit_no_bool("binary", dtype, run);
     } else {
       visit_floating("binary", dtype, run);
@@ -148,6 +149,7 @@ void launch_binary(BinaryKind kind, void* out, const void* a, const void* b, DTy
     TG_BINARY_CASE(Div)
     TG_BINARY_CASE(Pow)
     TG_BINARY_CASE(TanhBackward)
+    TG_BINARY_CASE(ReluBackward)
     TG_BINARY_CASE(SigmoidBackward)
     TG_BINARY_CASE(GeluErfBackward)
     TG_BINARY_CASE(GeluTanhBackward)

@@ -64,6 +64,10 @@ void clamp(const Tensor&, const std::optional<Scalar>& min, const std::optional<
   TG_CHECK(min || max, ValueError, "clamp", "give at least one of min and max, got neither");
 }
 
+void relu_backward(const Tensor& grad_output, const Tensor& output) {
+  broadcastable("relu_backward", grad_output, output);
+}
+
 void tanh_backward(const Tensor& grad_output, const Tensor& output) {
   broadcastable("tanh_backward", grad_output, output);
 }

@@ -22,9 +22,11 @@ void embedding(const Tensor& weight, const Tensor&, std::optional<int64_t> paddi
              " <= padding_idx < ", num, ")");
 }
 
-void layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor& weight,
-                const Tensor& bias, double) {
-  constexpr const char* op = "layer_norm";
+namespace {
+
+// What layer_norm and layer_norm_backward share (messages name `op`).
+void check_layer_norm(const char* op, const Tensor& self, IntArrayRef normalized_shape,
+                      const Tensor& weight, const Tensor& bias) {
   TG_CHECK(!normalized_shape.empty(), ValueError, op,
            "normalized_shape must have at least one dim, got []");
   const size_t k = normalized_shape.size(), ndim = static_cast<size_t>(self.dim());
@@ -40,6 +42,21 @@ void layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor& 
              " must have shape normalized_shape ", normalized_shape, ", got ", t->shape());
     dtype_of_self(op, name, *t, self);
   }
+}
+
+}  // namespace
+
+void layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor& weight,
+                const Tensor& bias, double) {
+  check_layer_norm("layer_norm", self, normalized_shape, weight, bias);
+}
+
+void layer_norm_backward(const Tensor& grad_output, const Tensor& self,
+                         IntArrayRef normalized_shape, const Tensor& weight, double) {
+  check_layer_norm("layer_norm_backward", self, normalized_shape, weight, Tensor());
+  TG_CHECK(grad_output.shape() == self.shape(), ValueError, "layer_norm_backward",
+           "grad_output must have self's shape ", self.shape(), ", got ", grad_output.shape());
+  dtype_of_self("layer_norm_backward", "grad_output", grad_output, self);
 }
 
 void mse_loss(const Tensor& self, const Tensor& target, const std::string&) {

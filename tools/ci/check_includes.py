@@ -36,6 +36,8 @@ autograd      | autograd generated/ops.cpp generated/autograd.cpp      | core ge
               | generated/registry.cpp generated/ops_internal.h        |
 nn            | nn                                                     | core generated-api ops
               |                                                        | autograd
+testing       | testing                                                | core generated-api ops
+              |                                                        | autograd
 top           | tapegrad.h tools tests examples                        | *
               | generated/spec_tests.cpp                               |
 """

@@ -3,7 +3,9 @@
 // and the results compared.
 #include "device_check.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <random>
 #include <sstream>
@@ -12,14 +14,18 @@
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/cuda.h>
 #include <tapegrad/core/error.h>
+#include <tapegrad/core/device.h>
 #include <tapegrad/core/grad_mode.h>
 #include <tapegrad/ops/factories.h>
 #include <tapegrad/ops/operators.h>
 
-#include "samples.h"
+#include <tapegrad/testing/samples.h>
 
 namespace tg::opcheck {
 namespace {
+
+using namespace tg::testing;  // the sample parser and materializer (testing/samples.h)
+using Options = testing::CheckOptions;
 
 using registry::OpInfo;
 using registry::Value;
@@ -290,6 +296,42 @@ class DeviceChecker {
 
 DeviceReport check_op_on_device(const OpInfo& op, Device device, const Options& options) {
   return DeviceChecker(op, device, options).run();
+}
+
+int run_device_check(const Options& options, Device device) {
+  std::vector<DeviceReport> reports;
+  for (const OpInfo& op : registry::all_ops())
+    if (options.only_op.empty() || op.name == options.only_op)
+      reports.push_back(check_op_on_device(op, device, options));
+  size_t width = 2;
+  for (const auto& r : reports) width = std::max(width, r.op.size());
+  std::printf("| %-*s | samples | forward | grad | gradgrad | inplace | rejects | status    |\n",
+              static_cast<int>(width), "op");
+  std::printf("|%s|---------|---------|------|----------|---------|---------|-----------|\n",
+              std::string(width + 2, '-').c_str());
+  int passed = 0, failed = 0, missing = 0;
+  std::string without;
+  for (const auto& r : reports) {
+    const char* status = !r.has_kernel ? "no kernel" : r.ok ? "ok" : "FAIL";
+    std::printf("| %-*s | %7d | %7d | %4d | %8d | %7d | %7d | %-9s |\n", static_cast<int>(width),
+                r.op.c_str(), r.samples, r.forward, r.grads, r.gradgrads, r.inplace, r.rejects,
+                status);
+    if (!r.has_kernel) {
+      ++missing;
+      without += (without.empty() ? "" : " ") + r.op;
+    } else {
+      (r.ok ? passed : failed) += 1;
+    }
+  }
+  for (const auto& r : reports)
+    if (r.has_kernel && (!r.ok || options.verbose) && !r.report.empty())
+      std::printf("\n== %s (%d failure%s)\n%s", r.op.c_str(), r.failures,
+                  r.failures == 1 ? "" : "s", r.report.c_str());
+  const char* key = device.is_cuda() ? "CUDA" : "CPU";
+  if (!without.empty()) std::printf("\nwithout a %s kernel: %s\n", key, without.c_str());
+  std::printf("\n%d passed, %d failed, %d without a %s kernel (on %s)\n", passed, failed, missing,
+              key, device.str().c_str());
+  return failed == 0 ? 0 : 1;
 }
 
 }  // namespace tg::opcheck

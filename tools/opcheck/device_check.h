@@ -7,7 +7,7 @@
 #include <tapegrad/core/device.h>
 #include <tapegrad/ops/registry.h>
 
-#include "opcheck.h"
+#include <tapegrad/testing/check.h>
 
 namespace tg::opcheck {
 
@@ -25,6 +25,11 @@ struct DeviceReport {
 // out-of-place result, and every reject sample: the same typed error, inputs unchanged (run with
 // tg::cuda::set_sync_checks(true)).
 DeviceReport check_op_on_device(const registry::OpInfo& op, Device device,
-                                const Options& options = {});
+                                const testing::CheckOptions& options = {});
+
+// tg_opcheck --device: every op (or options.only_op) on `device`, one table row per op, the
+// failures' reports, the ops without a kernel, and "N passed, M failed, K without a <key>
+// kernel". Returns the exit status (0 when nothing failed).
+int run_device_check(const testing::CheckOptions& options, Device device);
 
 }  // namespace tg::opcheck

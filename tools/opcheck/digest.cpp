@@ -28,7 +28,7 @@
 #include <tapegrad/ops/registry.h>
 #include <tapegrad/ops/scatter_slices.h>
 
-#include "samples.h"
+#include <tapegrad/testing/samples.h>
 
 namespace {
 
@@ -135,9 +135,9 @@ void print_all_grads(const std::string& where,
 // ---- the spec samples ---------------------------------------------------------------------------
 
 void digest_samples(const OpInfo& op) {
-  std::vector<opcheck::Sample> samples;
+  std::vector<testing::Sample> samples;
   try {
-    samples = opcheck::parse_samples(op, op.samples_json);
+    samples = testing::parse_samples(op, op.samples_json);
   } catch (const std::exception& e) {
     line(op.name, "samples", std::string("unparsable: ") + e.what());
     return;
@@ -145,39 +145,39 @@ void digest_samples(const OpInfo& op) {
   int self_arg = -1;
   for (size_t i = 0; i < op.args.size(); ++i)
     if (op.args[i].name == "self") self_arg = static_cast<int>(i);
-  for (const opcheck::Sample& s : samples) {
-    for (DType dtype : opcheck::sample_dtypes(op, s)) {
+  for (const testing::Sample& s : samples) {
+    for (DType dtype : testing::sample_dtypes(op, s)) {
       const std::string where = op.name + " s" + std::to_string(s.index) + " " + dtype_name(dtype);
-      const uint64_t seed = opcheck::sample_seed(op.name, s.index);
-      const opcheck::Case c = opcheck::materialize(op, s, dtype, seed);
+      const uint64_t seed = testing::sample_seed(op.name, s.index);
+      const testing::Case c = testing::materialize(op, s, dtype, seed);
       if (!s.reject.empty()) {
-        run_printing(where, "reject", [&] { return op.call(opcheck::clone_args(c.args)); });
+        run_printing(where, "reject", [&] { return op.call(testing::clone_args(c.args)); });
         if (op.call_inplace)
           run_printing(where, "reject_inplace",
-                       [&] { return op.call_inplace(opcheck::clone_args(c.args)); });
+                       [&] { return op.call_inplace(testing::clone_args(c.args)); });
         continue;
       }
       run_printing(where, "out", [&] { return op.call(c.args); });
       if (op.call_inplace && self_arg >= 0)
         run_printing(where, "inplace", [&] {
-          std::vector<Value> args = opcheck::clone_args(c.args);
+          std::vector<Value> args = testing::clone_args(c.args);
           op.call_inplace(args);
           return std::vector<Tensor>{std::get<Tensor>(args[static_cast<size_t>(self_arg)])};
         });
       if (!op.differentiable || s.no_grad || (dtype != kFloat32 && dtype != kFloat64)) continue;
-      std::vector<opcheck::TensorSlot> slots;
+      std::vector<testing::TensorSlot> slots;
       std::vector<Tensor> leaves;
-      for (const opcheck::TensorSlot& slot : c.tensors) {
+      for (const testing::TensorSlot& slot : c.tensors) {
         if (!slot.grad) continue;
         slots.push_back(slot);
-        Tensor leaf = opcheck::tensor_at(c.args, slot).detach();
+        Tensor leaf = testing::tensor_at(c.args, slot).detach();
         leaf.requires_grad_(true);
         leaves.push_back(leaf);
       }
       if (leaves.empty()) continue;
       auto fn = [&](const std::vector<Tensor>& xs) {
         std::vector<Value> args = c.args;
-        for (size_t k = 0; k < slots.size(); ++k) opcheck::tensor_at(args, slots[k]) = xs[k];
+        for (size_t k = 0; k < slots.size(); ++k) testing::tensor_at(args, slots[k]) = xs[k];
         std::vector<Tensor> outs = op.call(args);
         for (size_t i = 0; i < outs.size() && i < op.returns.size(); ++i)
           if (!op.returns[i].differentiable) outs[i] = Tensor();

@@ -1,27 +1,42 @@
-// tg_opcheck: runs the op check over every registered op and prints one table row per op.
-//   tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [--fused-vs-composed] [--threads N]
-//              [--device cuda] [-v]
-#include <algorithm>
-#include <cstdlib>
+// tg_opcheck: runs the op check (tapegrad::testing) over every registered op and prints one table
+// row per op, then the report of every op that failed.
+//   tg_opcheck [--load LIB]... [--op NAME] [--no-grad] [--no-gradgrad] [--no-derived] [--fast]
+//   [--dtype D]...
+//              [--random N [--seed S]] [--fused-vs-composed] [--threads N] [-v]
+#include <dlfcn.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include <tapegrad/core/cuda.h>
 #include <tapegrad/core/parallel.h>
+#include <tapegrad/ops/registry.h>
+#include <tapegrad/testing/check.h>
 
 #include "device_check.h"
-#include "opcheck.h"
 
 namespace {
 
 void usage(std::ostream& os) {
-  os << "usage: tg_opcheck [--op NAME] [--no-grad] [--no-gradgrad] [--fused-vs-composed]\n"
+  os << "usage: tg_opcheck [--load LIB]... [--op NAME] [--no-grad] [--no-gradgrad] [--no-derived] "
+        "[--fast]\n"
+        "                  [--dtype D]... [--random N [--seed S]] [--fused-vs-composed]\n"
         "                  [--threads N] [--device cuda] [-v]\n"
         "  --op NAME              check only this op\n"
         "  --no-grad              skip gradcheck and gradgradcheck\n"
         "  --no-gradgrad          skip gradgradcheck\n"
+        "  --no-derived           skip the derived edge cases (non-contiguous, expanded,\n"
+        "                         0-size, 0-d, in-place into a view)\n"
+        "  --fast                 gradcheck through random projections (fast mode)\n"
+        "  --dtype D              run only dtype D (repeatable)\n"
+        "  --load LIB             load a user op library (tapegrad_add_ops) first, so that its\n"
+        "                         ops are checked too (repeatable)\n"
+        "  --random N             N random cases per op, shaped like its samples with random\n"
+        "                         sizes and values; a failure is shrunk and printed\n"
+        "  --seed S               the random mode's seed (default 1): same seed, same cases\n"
         "  --fused-vs-composed    only compare, sample by sample, the gradients of every fused\n"
         "                         backward kernel with its composed formula's (bit for bit), and\n"
         "                         print each comparison\n"
@@ -30,47 +45,27 @@ void usage(std::ostream& os) {
         "  -v, --verbose          print every op's report, not only failures\n";
 }
 
-}  // namespace
-
-// tg_opcheck --device: one row per op, then "N passed, M failed, K without a CUDA kernel".
-int check_on_device(const tg::opcheck::Options& options, tg::Device device) {
-  std::vector<tg::opcheck::DeviceReport> reports;
-  for (const tg::registry::OpInfo& op : tg::registry::all_ops())
-    if (options.only_op.empty() || op.name == options.only_op)
-      reports.push_back(tg::opcheck::check_op_on_device(op, device, options));
-  size_t width = 2;
-  for (const auto& r : reports) width = std::max(width, r.op.size());
-  std::printf("| %-*s | samples | forward | grad | gradgrad | inplace | rejects | status    |\n",
-              static_cast<int>(width), "op");
-  std::printf("|%s|---------|---------|------|----------|---------|---------|-----------|\n",
-              std::string(width + 2, '-').c_str());
-  int passed = 0, failed = 0, missing = 0;
-  std::string without;
-  for (const auto& r : reports) {
-    const char* status = !r.has_kernel ? "no kernel" : r.ok ? "ok" : "FAIL";
-    std::printf("| %-*s | %7d | %7d | %4d | %8d | %7d | %7d | %-9s |\n", static_cast<int>(width),
-                r.op.c_str(), r.samples, r.forward, r.grads, r.gradgrads, r.inplace, r.rejects,
-                status);
-    if (!r.has_kernel) {
-      ++missing;
-      without += (without.empty() ? "" : " ") + r.op;
-    } else {
-      (r.ok ? passed : failed) += 1;
-    }
+// --random: every op (or --op), N random cases each; prints one line per op and each failure.
+int run_random(const tg::testing::CheckOptions& options, const tg::testing::RandomOptions& random) {
+  int failed = 0, ops = 0;
+  for (const auto& op : tg::registry::all_ops()) {
+    if (!options.only_op.empty() && op.name != options.only_op) continue;
+    ++ops;
+    const tg::testing::RandomReport r = tg::testing::check_op_random(op, random, options);
+    std::cout << r;
+    failed += r.ok ? 0 : 1;
   }
-  for (const auto& r : reports)
-    if (r.has_kernel && (!r.ok || options.verbose) && !r.report.empty())
-      std::printf("\n== %s (%d failure%s)\n%s", r.op.c_str(), r.failures,
-                  r.failures == 1 ? "" : "s", r.report.c_str());
-  if (!without.empty())
-    std::printf("\nwithout a %s kernel: %s\n", device.str().c_str(), without.c_str());
-  std::printf("\n%d passed, %d failed, %d without a %s kernel (on %s)\n", passed, failed, missing,
-              device.is_cuda() ? "CUDA" : "CPU", device.str().c_str());
-  return failed == 0 ? 0 : 1;
+  std::printf("\nrandom mode, seed %llu: %d ops, %d failed\n",
+              static_cast<unsigned long long>(random.seed), ops, failed);
+  return failed == 0 && ops > 0 ? 0 : 1;
 }
 
+}  // namespace
+
 int main(int argc, char** argv) {
-  tg::opcheck::Options options;
+  tg::testing::CheckOptions options;
+  tg::testing::RandomOptions random;
+  random.cases = 0;
   std::string device;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -80,6 +75,33 @@ int main(int argc, char** argv) {
       options.gradcheck = false;
     } else if (arg == "--no-gradgrad") {
       options.gradgradcheck = false;
+    } else if (arg == "--no-derived") {
+      options.derived = false;
+    } else if (arg == "--fast") {
+      options.fast_gradcheck = true;
+    } else if (arg == "--dtype" && i + 1 < argc) {
+      try {
+        options.dtypes.push_back(tg::dtype_from_name(argv[++i]));
+      } catch (const std::exception& e) {
+        std::cerr << "tg_opcheck: " << e.what() << "\n";
+        return 2;
+      }
+    } else if (arg == "--load" && i + 1 < argc) {
+      // The library registers its ops while it loads (registry::register_library_at_load).
+      if (!dlopen(argv[++i], RTLD_NOW | RTLD_GLOBAL)) {
+        std::cerr << "tg_opcheck: cannot load " << argv[i] << ": " << dlerror() << "\n";
+        return 2;
+      }
+    } else if ((arg == "--random" || arg == "--seed") && i + 1 < argc) {
+      const long long n = std::atoll(argv[++i]);
+      if (n < 0 || (arg == "--random" && n < 1)) {
+        std::cerr << "tg_opcheck: " << arg << " needs a positive number\n";
+        return 2;
+      }
+      if (arg == "--random")
+        random.cases = static_cast<int>(n);
+      else
+        random.seed = static_cast<uint64_t>(n);
     } else if (arg == "--fused-vs-composed") {
       options.only_fused_vs_composed = true;
       options.verbose = true;
@@ -114,9 +136,11 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (device == "cuda") std::printf("device: %s\n", tg::cuda::device_name().c_str());
-    return check_on_device(options, device == "cuda" ? tg::Device(tg::kCUDA) : tg::Device());
+    return tg::opcheck::run_device_check(options,
+                                         device == "cuda" ? tg::Device(tg::kCUDA) : tg::Device());
   }
-  std::vector<tg::opcheck::OpReport> reports = tg::opcheck::check_ops(options);
+  if (random.cases > 0) return run_random(options, random);
+  std::vector<tg::testing::OpReport> reports = tg::testing::check_all_ops(options);
   if (options.only_fused_vs_composed) {  // the ops with a fused backward, and any failure
     std::erase_if(reports, [](const auto& r) { return r.ok && r.fused == 0; });
     if (reports.empty()) {
@@ -124,24 +148,9 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  size_t width = 2;
-  for (const auto& r : reports) width = std::max(width, r.op.size());
-  std::printf(
-      "| %-*s | samples | forward | grad | gradgrad | inplace | rejects | fused | status |\n",
-      static_cast<int>(width), "op");
-  std::printf("|%s|---------|---------|------|----------|---------|---------|-------|--------|\n",
-              std::string(width + 2, '-').c_str());
-  int passed = 0, failed = 0;
-  for (const auto& r : reports) {
-    std::printf("| %-*s | %7d | %7d | %4d | %8d | %7d | %7d | %5d | %-6s |\n",
-                static_cast<int>(width), r.op.c_str(), r.samples, r.forward, r.gradchecks,
-                r.gradgradchecks, r.inplace, r.rejects, r.fused, r.ok ? "ok" : "FAIL");
-    (r.ok ? passed : failed) += 1;
-  }
-  for (const auto& r : reports)
-    if ((!r.ok || options.verbose) && !r.report.empty())
-      std::printf("\n== %s (%d failure%s)\n%s", r.op.c_str(), r.failures,
-                  r.failures == 1 ? "" : "s", r.report.c_str());
-  std::printf("\n%d passed, %d failed\n", passed, failed);
+  std::fputs(tg::testing::summary_table(reports, options.verbose).c_str(), stdout);
+  int failed = 0;
+  for (const auto& r : reports) failed += r.ok ? 0 : 1;
+  std::printf("\n%d passed, %d failed\n", static_cast<int>(reports.size()) - failed, failed);
   return failed == 0 ? 0 : 1;
 }

@@ -2,6 +2,7 @@
 // the registry and one doctest case per op).
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "opgen.h"
 
@@ -33,6 +34,12 @@ std::string cpp_string_literal(const std::string& s) {
 }
 
 std::string cpp_param_type(const std::string& t) {
+  if (mode.out_of_tree) {
+    const Mode user = std::exchange(mode, Mode{});
+    const std::string plain = cpp_param_type(t);
+    mode = user;
+    return qualify_types(plain);
+  }
   static const std::map<std::string, std::string> m = {{"Tensor", "const Tensor&"},
                                                        {"Tensor?", "const Tensor&"},
                                                        {"Tensor[]", "const std::vector<Tensor>&"},
@@ -93,9 +100,10 @@ std::string cpp_default(const Op& op, const Arg& a) {
   if (a.type == "DType" || a.type == "DType?") {
     std::string c = dtype_constant(d.get<std::string>());
     if (c.empty()) spec_fail(op, key, "unknown dtype");
-    return c;
+    return mode.out_of_tree ? "tg::" + c : c;
   }
-  if (a.type == "Device") return d.get<std::string>() == "cuda" ? "Device(kCUDA)" : "Device(kCPU)";
+  if (a.type == "Device")
+    return qualify_types(d.get<std::string>() == "cuda" ? "Device(kCUDA)" : "Device(kCPU)");
   if (a.type == "bool") return d.get<bool>() ? "true" : "false";
   if (d.is_number_integer()) return std::to_string(d.get<int64_t>());
   if (d.is_number_float()) {
@@ -111,10 +119,10 @@ std::string cpp_default(const Op& op, const Arg& a) {
 }
 
 std::string return_type(const Op& op) {
-  if (op.rets.size() == 1) return "Tensor";
+  if (op.rets.size() == 1) return qualify_types("Tensor");
   std::string s = "std::tuple<";
   for (size_t i = 0; i < op.rets.size(); ++i) s += (i ? ", Tensor" : "Tensor");
-  return s + ">";
+  return qualify_types(s + ">");
 }
 
 // "const Tensor& self, const Scalar& alpha = 1"; skip_self drops the self arg (methods).
@@ -329,7 +337,8 @@ void emit_front_end(const Op& op, Out& out) {
                   << ret << " " << op.name << "(" << params(op, true) << ");\n";
   if (op.has_variant("inplace"))
     out.functions_h << "/// In-place " << op.name << ": writes the result into self.\n"
-                    << "Tensor " << op.name << "_(" << params(op, true) << ");\n";
+                    << qualify_types("Tensor") << " " << op.name << "_(" << params(op, true)
+                    << ");\n";
   if (op.has_variant("method")) {
     out.methods_h << "/// " << op.doc << "\n"
                   << ret << " " << op.name << "(" << params(op, true, true) << ") const;\n";
@@ -393,15 +402,16 @@ void emit_front_end(const Op& op, Out& out) {
 
 void emit_kernels(const Op& op, Out& out, std::ostringstream& registrations) {
   if (!op.check.empty())
-    out.kernels_h << "namespace tg::checks { void " << op.check.substr(op.check.rfind("::") + 2)
-                  << "(" << params(op, false) << "); }\n";
+    out.kernels_h << "namespace " << mode.ns << "::checks { void "
+                  << op.check.substr(op.check.rfind("::") + 2) << "(" << params(op, false)
+                  << "); }\n";
   for (const auto& [key, fn] : op.kernels) {
     size_t pos = fn.rfind("::");
     std::string ns = fn.substr(0, pos), name = fn.substr(pos + 2);
     bool cuda = key == "CUDA";
     if (cuda) out.kernels_h << "#ifdef TG_WITH_CUDA\n";
-    out.kernels_h << "namespace tg::" << ns << " { " << return_type(op) << " " << name << "("
-                  << params(op, false) << "); }\n";
+    out.kernels_h << "namespace " << mode.ns << "::" << ns << " { " << return_type(op) << " "
+                  << name << "(" << params(op, false) << "); }\n";
     if (cuda) out.kernels_h << "#endif\n";
     if (cuda) registrations << "#ifdef TG_WITH_CUDA\n";
     if (key == "Default") {
@@ -559,8 +569,8 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
   const std::string ret = return_type(op);
   c << "static " << ret << " " << op.name << "_autograd(" << params(op, false) << ") {\n";
   c << "  " << ret
-    << " result;\n  {\n    AutoGradMode below_autograd(false);\n    result = tg::" << op.name << "("
-    << arg_names(op) << ");\n  }\n";
+    << " result;\n  {\n    AutoGradMode below_autograd(false);\n    result = " << mode.ns
+    << "::" << op.name << "(" << arg_names(op) << ");\n  }\n";
   std::string inputs_list;
   if (list_input) {
     inputs_list = diff_inputs[0]->name;
@@ -635,14 +645,14 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
     }
   }
   c << "std::vector<Tensor> call_" << op.name << "(const std::vector<Value>& args) {\n    "
-    << as_outputs(op, "tg::" + op.name + "(" + boxed_args + ")") << "\n}\n";
+    << as_outputs(op, mode.ns + "::" + op.name + "(" + boxed_args + ")") << "\n}\n";
   if (op.has_variant("method"))
     c << "std::vector<Tensor> call_method_" << op.name << "(const std::vector<Value>& args) {\n    "
       << as_outputs(op, self_expr + "." + op.name + "(" + method_args + ")") << "\n}\n";
   if (op.has_variant("inplace"))
     c << "std::vector<Tensor> call_inplace_" << op.name
-      << "(const std::vector<Value>& args) {\n    return {tg::" << op.name << "_(" << boxed_args
-      << ")};\n}\n";
+      << "(const std::vector<Value>& args) {\n    return {" << mode.ns << "::" << op.name << "_("
+      << boxed_args << ")};\n}\n";
   c << "\n";
 
   auto strings = [](const std::vector<std::string>& v) {
@@ -653,7 +663,8 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
   auto& e = entries;
   e << "  {\n    OpInfo o;\n    o.name = \"" << op.name
     << "\";\n    o.doc = " << cpp_string_literal(op.doc)
-    << ";\n    o.spec_file = " << cpp_string_literal(op.file) << ";\n";
+    << ";\n    o.spec_file = " << cpp_string_literal(op.file)
+    << ";\n    o.library = " << cpp_string_literal(mode.library) << ";\n";
   for (const auto& a : op.args) {
     const auto& dts =
         a.is_tensor() ? (a.dtypes.empty() ? op.dtypes : a.dtypes) : std::vector<std::string>{};
@@ -692,7 +703,7 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
   out.tests_cpp << "TEST_CASE(\"op check: " << op.name << "\") {\n"
                 << "  const auto* op = tg::registry::find_op(\"" << op.name << "\");\n"
                 << "  REQUIRE(op != nullptr);\n"
-                << "  tg::opcheck::OpReport r = tg::opcheck::check_op(*op);\n"
+                << "  tg::testing::OpReport r = tg::testing::check_op(*op);\n"
                 << "  INFO(r.report);\n  CHECK(r.ok);\n}\n\n";
 }
 
@@ -728,7 +739,7 @@ void emit_prologues(Out& out) {
       << "#include <tapegrad/generated/functions.h>\n#include <tapegrad/ops/registry.h>\n\n"
       << "namespace tg::registry {\nnamespace {\n\n";
   out.tests_cpp << kBanner
-                << "#include <doctest/doctest.h>\n\n#include <opcheck.h>\n#include "
+                << "#include <doctest/doctest.h>\n\n#include <tapegrad/testing/check.h>\n#include "
                    "<tapegrad/ops/registry.h>\n\n";
 }
 
@@ -750,12 +761,9 @@ void emit_epilogues(Out& out, const std::ostringstream& kernel_regs,
   out.autograd_cpp << "namespace {\nstruct RegisterAutograd {\n  RegisterAutograd() {\n"
                    << autograd_regs.str()
                    << "  }\n} register_autograd;\n}  // namespace\n\n}  // namespace tg\n";
-  out.registry_cpp
-      << "}  // namespace\n\nconst std::vector<OpInfo>& all_ops() {\n  static const "
-         "std::vector<OpInfo> table = [] {\n"
-      << "    std::vector<OpInfo> ops;\n"
-      << entries.str()
-      << "    return ops;\n  }();\n  return table;\n}\n\n}  // namespace tg::registry\n";
+  out.registry_cpp << "}  // namespace\n\nstd::vector<OpInfo> builtin_ops() {\n"
+                   << "  std::vector<OpInfo> ops;\n"
+                   << entries.str() << "  return ops;\n}\n\n}  // namespace tg::registry\n";
 }
 
 }  // namespace opgen

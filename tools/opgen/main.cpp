@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <utility>
 #include <regex>
 
 #include "opgen.h"
@@ -22,13 +24,23 @@ namespace {
 
 const char* kUsage =
     "usage: tg_opgen --specs DIR --tensor-template FILE --out DIR [--backends DIR]... "
-    "[--checks DIR]...\n";
+    "[--checks DIR]...\n"
+    "       tg_opgen --namespace NS --library NAME --spec FILE... --out DIR [--source FILE]...\n"
+    "         (a user library's ops, for tapegrad_add_ops: kernels and checks are looked up\n"
+    "          in the --source files, relative to namespace NS)\n";
 
 // The text of every C++ source and header under dirs.
 std::vector<std::string> read_sources(const std::vector<fs::path>& dirs) {
   std::vector<std::string> texts;
   for (const auto& dir : dirs) {
     if (!fs::exists(dir)) continue;
+    if (fs::is_regular_file(dir)) {  // a --source file
+      std::ifstream in(dir);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      texts.push_back(ss.str());
+      continue;
+    }
     for (const auto& e : fs::recursive_directory_iterator(dir)) {
       auto ext = e.path().extension();
       if (ext != ".cpp" && ext != ".cu" && ext != ".h" && ext != ".cuh") continue;
@@ -39,6 +51,27 @@ std::vector<std::string> read_sources(const std::vector<fs::path>& dirs) {
     }
   }
   return texts;
+}
+
+// A user library's op may not take a built-in op's name: the registry would refuse it at load,
+// and the build says so first, naming the built-in spec.
+void check_builtin_clash(const std::vector<Op>& ops, const fs::path& builtin_dir) {
+  std::map<std::string, std::string> builtin;
+  const Mode user = std::exchange(mode, Mode{});  // the built-in specs parse as built-in ones
+  for (const auto& e : fs::directory_iterator(builtin_dir)) {
+    if (e.path().extension() != ".json") continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string file = "ops/specs/" + e.path().filename().string();
+    for (const Op& op : parse_spec_text(file, text.str())) builtin[op.name] = file;
+  }
+  mode = user;
+  for (const Op& op : ops)
+    if (builtin.count(op.name))
+      spec_fail(op, "name",
+                "'" + op.name + "' is a built-in op of tapegrad (" + builtin[op.name] +
+                    "); the registry holds one op per name: rename it");
 }
 
 // A kernel named in a spec must be defined somewhere under the backend folders.
@@ -52,14 +85,16 @@ void check_kernel_symbols(const std::vector<Op>& ops, const std::vector<fs::path
       std::string ns_last = ns.substr(ns.rfind(':') == std::string::npos ? 0 : ns.rfind(':') + 1);
       bool found = std::any_of(texts.begin(), texts.end(), [&](const std::string& t) {
         return t.find("namespace " + ns_last) != std::string::npos ||
-                       t.find("namespace tg::" + ns) != std::string::npos
+                       t.find("namespace " + mode.ns + "::" + ns) != std::string::npos
                    ? std::regex_search(t, def)
                    : false;
       });
       if (!found)
         spec_fail(op, "kernels." + key,
-                  "kernel '" + fn + "' is not defined in any backend source (looked for '" + name +
-                      "(' in a file with 'namespace " + ns_last + "')");
+                  "kernel '" + fn + "' is not defined in any " +
+                      (mode.out_of_tree ? "of the library's SOURCES" : "backend source") +
+                      " (looked for '" + name + "(' in a file with 'namespace " +
+                      (mode.out_of_tree ? mode.ns + "::" + ns : ns_last) + "')");
     }
 }
 
@@ -72,7 +107,7 @@ void check_check_symbols(const std::vector<Op>& ops, const std::vector<fs::path>
     const std::string name = op.check.substr(op.check.rfind("::") + 2);
     const std::regex def("\\bvoid\\s+" + name + "\\s*\\(");
     const bool found = std::any_of(texts.begin(), texts.end(), [&](const std::string& t) {
-      const bool in_checks = t.find("namespace tg::checks") != std::string::npos ||
+      const bool in_checks = t.find("namespace " + mode.ns + "::checks") != std::string::npos ||
                              t.find("namespace checks") != std::string::npos;
       return in_checks && std::regex_search(t, def);
     });
@@ -127,7 +162,8 @@ void write_if_changed(const fs::path& path, const std::string& text) {
 
 int main(int argc, char** argv) {
   fs::path specs_dir, out_dir, tensor_template;
-  std::vector<fs::path> backend_dirs, check_dirs;
+  std::vector<fs::path> backend_dirs, check_dirs, spec_files;
+  fs::path builtin_dir;  // out of tree: the installed ops/specs, whose names are taken
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--specs")
@@ -140,25 +176,47 @@ int main(int argc, char** argv) {
       check_dirs.emplace_back(argv[i + 1]);
     else if (flag == "--tensor-template")
       tensor_template = argv[i + 1];
-    else {
+    else if (flag == "--spec")
+      spec_files.emplace_back(argv[i + 1]);
+    else if (flag == "--source") {
+      backend_dirs.emplace_back(argv[i + 1]);
+      check_dirs.emplace_back(argv[i + 1]);
+    } else if (flag == "--namespace") {
+      mode.out_of_tree = true;
+      mode.ns = argv[i + 1];
+    } else if (flag == "--library") {
+      mode.library = argv[i + 1];
+    } else if (flag == "--include") {
+      mode.includes.emplace_back(argv[i + 1]);
+    } else if (flag == "--builtin-specs") {
+      builtin_dir = argv[i + 1];
+    } else {
       std::cerr << kUsage;
       return 2;
     }
   }
-  if (specs_dir.empty() || out_dir.empty() || tensor_template.empty()) {
+  const bool usable = mode.out_of_tree
+                          ? !spec_files.empty() && !out_dir.empty()
+                          : !specs_dir.empty() && !out_dir.empty() && !tensor_template.empty();
+  if (!usable || argc % 2 == 0) {
     std::cerr << kUsage;
     return 2;
   }
   try {
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(specs_dir))
-      if (e.path().extension() == ".json") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
+    std::vector<fs::path> files = spec_files;
+    if (!mode.out_of_tree) {
+      for (const auto& e : fs::directory_iterator(specs_dir))
+        if (e.path().extension() == ".json") files.push_back(e.path());
+      std::sort(files.begin(), files.end());
+    }
     std::vector<Op> ops;
     std::set<std::string> names;
     for (const auto& f : files) {
-      std::string rel = "ops/specs/" + f.filename().string();
+      // In tree, "ops/specs/mul.json"; a user's spec, the path as given (tapegrad_add_ops runs
+      // opgen in the user's source folder, so that is the path in their tree).
+      std::string rel = mode.out_of_tree ? f.string() : "ops/specs/" + f.filename().string();
       std::ifstream in(f, std::ios::binary);
+      if (!in) throw std::runtime_error("cannot read the spec file " + f.string());
       std::stringstream text;
       text << in.rdbuf();
       for (Op& op : parse_spec_text(rel, text.str())) {
@@ -166,18 +224,23 @@ int main(int argc, char** argv) {
         if (!names.insert(ops.back().name).second) spec_fail(ops.back(), "name", "defined twice");
       }
     }
+    if (!builtin_dir.empty()) check_builtin_clash(ops, builtin_dir);
     if (!backend_dirs.empty()) check_kernel_symbols(ops, backend_dirs);
     if (!check_dirs.empty()) check_check_symbols(ops, check_dirs);
 
     Out out;
     std::ostringstream kernel_regs, autograd_regs, entries;
-    emit_prologues(out);
+    mode.out_of_tree ? emit_prologues_oot(out) : emit_prologues(out);
     for (const auto& op : ops) emit_op(op, out, kernel_regs, autograd_regs, entries);
-    emit_epilogues(out, kernel_regs, autograd_regs, entries);
+    if (mode.out_of_tree)
+      emit_epilogues_oot(out, kernel_regs, autograd_regs, entries);
+    else
+      emit_epilogues(out, kernel_regs, autograd_regs, entries);
     fs::create_directories(out_dir);
     write_if_changed(out_dir / "functions.h", out.functions_h.str());
-    write_if_changed(out_dir / "tensor.h",
-                     fill_tensor_template(tensor_template, out.methods_h.str()));
+    if (!mode.out_of_tree)
+      write_if_changed(out_dir / "tensor.h",
+                       fill_tensor_template(tensor_template, out.methods_h.str()));
     write_if_changed(out_dir / "kernels.h", out.kernels_h.str());
     write_if_changed(out_dir / "ops_internal.h", out.internal_h.str());
     write_if_changed(out_dir / "ops.cpp", out.ops_cpp.str());

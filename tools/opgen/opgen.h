@@ -69,6 +69,19 @@ struct Op {
   }
 };
 
+// What opgen generates: tapegrad's own ops (namespace tg, the Tensor methods, the built-in
+// registry), or, with --namespace, a user library's ops (tapegrad_add_ops in the installed
+// package): functions in the user's namespace, registered at load under the library's name.
+struct Mode {
+  bool out_of_tree = false;
+  std::string ns = "tg";              // namespace of the functions, kernels and checks
+  std::string library = "tapegrad";   // the registry's name for the ops' library
+  std::vector<std::string> includes;  // headers the backward formulas need (user helpers)
+};
+extern Mode mode;
+// A C++ type of tapegrad's as a header of mode.ns may spell it ("tg::Tensor" out of tree).
+std::string qualify_types(const std::string& cpp);
+
 // The inputs a backward key names: "self" -> {self}; "self, src" -> {self, src}.
 std::vector<std::string> backward_inputs(const std::string& key);
 
@@ -88,6 +101,10 @@ struct Out {
 void emit_op(const Op& op, Out& out, std::ostringstream& kernel_regs,
              std::ostringstream& autograd_regs, std::ostringstream& entries);
 void emit_prologues(Out& out);
+// emit_oot.cpp: the same files for a user library (mode.out_of_tree).
+void emit_prologues_oot(Out& out);
+void emit_epilogues_oot(Out& out, const std::ostringstream& kernel_regs,
+                        const std::ostringstream& autograd_regs, const std::ostringstream& entries);
 void emit_epilogues(Out& out, const std::ostringstream& kernel_regs,
                     const std::ostringstream& autograd_regs, const std::ostringstream& entries);
 

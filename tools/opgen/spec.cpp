@@ -3,6 +3,8 @@
 #include <cstring>
 #include <map>
 
+#include <regex>
+
 #include "opgen.h"
 
 namespace opgen {
@@ -16,6 +18,15 @@ std::vector<std::string> backward_inputs(const std::string& key) {
     inputs.push_back(first == std::string::npos ? "" : name.substr(first, last - first + 1));
   }
   return inputs;
+}
+
+Mode mode;
+
+std::string qualify_types(const std::string& cpp) {
+  if (!mode.out_of_tree) return cpp;
+  static const std::regex types(
+      R"((^|[^:\w])(Tensor|Scalar|IntArrayRef|DType|Device|kCPU|kCUDA)\b)");
+  return std::regex_replace(cpp, types, "$1tg::$2");
 }
 
 [[noreturn]] void spec_fail(const Op& op, const std::string& key, const std::string& what) {
@@ -415,10 +426,15 @@ Op parse_op(const std::string& file, const json& j) {
       const std::string& s = as_string(op, "variants", v);
       if (s != "function" && s != "method" && s != "inplace")
         spec_fail(op, "variants", "unknown variant '" + s.substr(0, 100) + "'");
+      if (s == "method" && mode.out_of_tree)
+        spec_fail(op, "variants",
+                  "'method' is for built-in ops only (tg::Tensor's methods); call " + mode.ns +
+                      "::" + op.name + "(...) instead");
       op.variants.insert(s);
     }
   } else {
-    op.variants = {"function", "method"};
+    op.variants = mode.out_of_tree ? std::set<std::string>{"function"}
+                                   : std::set<std::string>{"function", "method"};
   }
   const json* dtypes = member(j, "dtypes");
   op.dtypes = expand_dtypes(op, "dtypes", dtypes ? *dtypes : json::array({"all"}));
@@ -515,8 +531,8 @@ Op parse_op(const std::string& file, const json& j) {
   for (const auto& s : op.samples) {
     if (!s.is_object()) spec_fail(op, "samples", "each sample is an object");
     for (const auto& [k, v] : s.items()) {
-      static const std::set<std::string> meta = {"dtypes", "no_grad", "no_gradgrad",
-                                                 "reject", "error",   "why"};
+      static const std::set<std::string> meta = {"dtypes", "no_grad", "no_gradgrad", "reject",
+                                                 "error",  "why",     "no_derived"};
       if (!meta.count(k) && !op.find_arg(k))
         spec_fail(op, "samples", "sample names unknown argument '" + k.substr(0, 100) + "'");
     }

@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 
+#include <tapegrad/backends/cpu/wrapping.h>
 #include <tapegrad/core/error.h>
 
 namespace tg::cpu::indexing {
@@ -36,38 +37,19 @@ template <typename T> T identity(Reduce reduce) {
   }
 }
 
-// a + b and a * b; integers wrap on overflow, as in PyTorch, computed on the unsigned type so
-// that the wrap is defined behaviour.
-template <typename T> T plus(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-  } else {
-    return static_cast<T>(a + b);
-  }
-}
-template <typename T> T times(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-  } else {
-    return static_cast<T>(a * b);
-  }
-}
-
 // One slot combined with one value. NaN wins amax/amin, as in PyTorch.
 template <typename T> struct AssignOp {
   T operator()(T, T v) const { return v; }
 };
 template <typename T> struct SumOp {
-  T operator()(T s, T v) const { return plus(s, v); }
+  T operator()(T s, T v) const { return wrapping_add(s, v); }
 };
 template <typename T> struct ScaledSumOp {
   T alpha;
-  T operator()(T s, T v) const { return plus(s, times(v, alpha)); }
+  T operator()(T s, T v) const { return wrapping_add(s, wrapping_mul(v, alpha)); }
 };
 template <typename T> struct ProdOp {
-  T operator()(T s, T v) const { return times(s, v); }
+  T operator()(T s, T v) const { return wrapping_mul(s, v); }
 };
 // amax/amin: a NaN value wins through a branch that is (almost) never taken, kept a branch: GCC
 // otherwise turns it into a select through integer registers, which lengthens each slot's

@@ -236,7 +236,8 @@ template <typename T, typename I> bool gather_row(T* out, const T* x, int64_t x_
     int64_t j = 0;
     for (; j + 4 <= width; j += 4) {
       const I a = ix[j], b = ix[j + 1], c = ix[j + 2], d = ix[j + 3];
-      bad |= out_of_range(a) | out_of_range(b) | out_of_range(c) | out_of_range(d);
+      // Summed rather than or-ed: branch-free, and clang rejects `|` between bools.
+      bad |= (out_of_range(a) + out_of_range(b) + out_of_range(c) + out_of_range(d)) != 0;
       out[j] = at(a);
       out[j + 1] = at(b);
       out[j + 2] = at(c);

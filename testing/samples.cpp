@@ -1,5 +1,5 @@
 // Sample parsing and materialization for the op check (format: ops/specs/README.md, Samples).
-#include "samples.h"
+#include <tapegrad/testing/samples.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include <tapegrad/core/error.h>
 #include <tapegrad/ops/factories.h>
 
-namespace tg::opcheck {
+namespace tg::testing {
 namespace {
 
 using nlohmann::json;
@@ -277,7 +277,34 @@ Tensor make_tensor(const TensorSpec& spec, DType dtype, std::mt19937_64& rng) {
   return out;
 }
 
+// "no_derived": "reason" or {"kind": "reason", ...}; a reason is required, and kinds are checked.
+std::map<std::string, std::string> parse_no_derived(const json& j, const std::string& where) {
+  std::map<std::string, std::string> out;
+  auto reason = [&](const json& r, const std::string& kind) {
+    if (!r.is_string() || r.get<std::string>().empty())
+      bad(where, "\"no_derived\" needs a reason (a non-empty string) for '" + kind + "'");
+    return r.get<std::string>();
+  };
+  if (j.is_string()) {
+    out["all"] = reason(j, "all");
+    return out;
+  }
+  if (!j.is_object()) bad(where, "\"no_derived\" is a reason or an object kind -> reason");
+  for (const auto& [kind, r] : j.items()) {
+    if (!std::count(derived_kinds().begin(), derived_kinds().end(), kind))
+      bad(where, "\"no_derived\": unknown kind '" + kind + "'");
+    out[kind] = reason(r, kind);
+  }
+  return out;
+}
+
 }  // namespace
+
+const std::vector<std::string>& derived_kinds() {
+  static const std::vector<std::string> kinds = {"non-contiguous", "expanded", "0-size", "0-d",
+                                                 "inplace-view"};
+  return kinds;
+}
 
 Value parse_value(const ArgInfo& arg, const std::string& json_text) {
   json j;
@@ -298,14 +325,15 @@ std::vector<Sample> parse_samples(const OpInfo& op, const std::string& samples_j
     bad(where_op, std::string("invalid JSON: ") + e.what());
   }
   if (!list.is_array()) bad(where_op, "expected a list of samples");
-  static const std::set<std::string> meta = {"dtypes", "no_grad", "no_gradgrad",
-                                             "reject", "error",   "why"};
+  static const std::set<std::string> meta = {"dtypes", "no_grad", "no_gradgrad", "reject",
+                                             "error",  "why",     "no_derived"};
   std::vector<Sample> samples;
   for (size_t i = 0; i < list.size(); ++i) {
     const json& s = list[i];
     const std::string where = "op '" + op.name + "' sample " + std::to_string(i);
     if (!s.is_object()) bad(where, "each sample is a JSON object");
-    for (const auto& [key, v] : s.items()) {
+    for (const auto& item : s.items()) {
+      const std::string& key = item.key();
       bool is_arg = std::any_of(op.args.begin(), op.args.end(),
                                 [&](const ArgInfo& a) { return a.name == key; });
       if (!is_arg && !meta.count(key))
@@ -343,6 +371,7 @@ std::vector<Sample> parse_samples(const OpInfo& op, const std::string& samples_j
     sample.reject = get_text(s, "reject", where);
     sample.error = get_text(s, "error", where);
     sample.why = get_text(s, "why", where);
+    if (s.contains("no_derived")) sample.no_derived = parse_no_derived(s["no_derived"], where);
     if (s.contains("reject") && sample.reject.empty())
       bad(where, "\"reject\" needs the expected message text");
     if (!sample.error.empty()) {
@@ -477,4 +506,4 @@ std::string describe_args(const OpInfo& op, const std::vector<Value>& args) {
   return os.str();
 }
 
-}  // namespace tg::opcheck
+}  // namespace tg::testing

@@ -2,6 +2,7 @@
 // The op check's sample parser: turns a spec's "samples" JSON (ops/specs/README.md, Samples) into
 // argument lists for registry::OpInfo::call, with random values that are the same on every run.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,7 +11,7 @@
 #include <tapegrad/generated/tensor.h>
 #include <tapegrad/ops/registry.h>
 
-namespace tg::opcheck {
+namespace tg::testing {
 
 // A tensor argument as a sample describes it; its values are drawn by materialize().
 struct TensorSpec {
@@ -39,7 +40,13 @@ struct Sample {
   std::vector<DType> dtypes;    // "dtypes": empty means every dtype the op supports
   bool no_grad = false, no_gradgrad = false;
   std::string reject, error, why;
+  // "no_derived": the derived edge cases (derived.h) this sample opts out of, kind -> reason;
+  // the text form "reason" opts out of all of them (kind "all").
+  std::map<std::string, std::string> no_derived;
 };
+
+// The kinds of derived edge case (derived.cpp), as "no_derived" names them.
+const std::vector<std::string>& derived_kinds();
 
 // Parses a samples array against op.args; throws tg::ValueError naming the op, the sample and
 // the key when something is malformed.
@@ -78,4 +85,4 @@ std::vector<registry::Value> clone_args(const std::vector<registry::Value>& args
 // "self=float64[2, 3] dim=1": the arguments, for reports (T marks a non-contiguous tensor).
 std::string describe_args(const registry::OpInfo& op, const std::vector<registry::Value>& args);
 
-}  // namespace tg::opcheck
+}  // namespace tg::testing

@@ -1,0 +1,45 @@
+// The run-time choice of instruction set for the SLEEF kernels; see vec_math.h.
+#include <tapegrad/backends/cpu/simd/vec_math.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace tg::cpu::vec {
+
+#ifdef TG_WITH_SLEEF
+namespace {
+
+bool runs_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+bool runs_avx512() { return __builtin_cpu_supports("avx512f") && runs_avx2(); }
+
+}  // namespace
+#endif
+
+std::vector<const Isa*> available() {
+#ifdef TG_WITH_SLEEF
+  std::vector<const Isa*> out{&sse2_kernels()};
+  if (runs_avx2()) out.push_back(&avx2_kernels());
+  if (runs_avx512()) out.push_back(&avx512_kernels());
+  return out;
+#else
+  return {};
+#endif
+}
+
+const Isa* best() {
+  static const Isa* const chosen = []() -> const Isa* {
+    const std::vector<const Isa*> all = available();
+    if (all.empty()) return nullptr;
+    const char* cap = std::getenv("TG_SIMD");
+    if (cap && std::strcmp(cap, "scalar") == 0) return nullptr;
+    const Isa* pick = all.front();
+    for (const Isa* isa : all) {
+      pick = isa;
+      if (cap && std::strcmp(cap, isa->name) == 0) break;
+    }
+    return pick;
+  }();
+  return chosen;
+}
+
+}  // namespace tg::cpu::vec

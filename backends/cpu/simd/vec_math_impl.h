@@ -1,0 +1,160 @@
+#pragma once
+// The kernels of vec_math.h for one instruction set. Included only by vec_math_<isa>.cpp, each
+// compiled with its ISA's flags: it holds nothing but templates over a traits type V (one vector
+// type of one ISA: its lanes, loads and stores, and SLEEF's functions for it), so no inline code
+// built for a wider ISA can be picked by the linker for a caller on a narrower one.
+//
+// Every formula is written once, in the vector types' own arithmetic (GCC vector extensions:
+// +, -, *, / and scalars broadcast), so the ISAs differ only by lane count and SLEEF's kernels.
+#include <tapegrad/backends/cpu/simd/vec_math.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace tg::cpu::vec::impl {
+
+// Full vectors straight from the arrays; the tail through a zero-padded vector (the padding
+// lanes' results are dropped), so the tail's elements take exactly the same instructions.
+template <class V, class Op> void unary_loop(const typename V::T* x, typename V::T* y, int64_t n) {
+  using T = typename V::T;
+  int64_t i = 0;
+  for (; i + V::W <= n; i += V::W) V::store(y + i, Op::template f<V>(V::load(x + i)));
+  if (i < n) {
+    T buf[V::W] = {};
+    std::memcpy(buf, x + i, static_cast<size_t>(n - i) * sizeof(T));
+    V::store(buf, Op::template f<V>(V::load(buf)));
+    std::memcpy(y + i, buf, static_cast<size_t>(n - i) * sizeof(T));
+  }
+}
+
+template <class V, class Op>
+void grad_loop(const typename V::T* g, const typename V::T* x, typename V::T* out, int64_t n) {
+  using T = typename V::T;
+  int64_t i = 0;
+  for (; i + V::W <= n; i += V::W)
+    V::store(out + i, Op::template f<V>(V::load(g + i), V::load(x + i)));
+  if (i < n) {
+    T gb[V::W] = {}, xb[V::W] = {};
+    const size_t bytes = static_cast<size_t>(n - i) * sizeof(T);
+    std::memcpy(gb, g + i, bytes);
+    std::memcpy(xb, x + i, bytes);
+    V::store(gb, Op::template f<V>(V::load(gb), V::load(xb)));
+    std::memcpy(out + i, gb, bytes);
+  }
+}
+
+// sqrt(2/pi) and 0.044715: the tanh form of gelu (PyTorch's approximate="tanh").
+inline constexpr double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5;
+inline constexpr double kKappa = 0.044715;
+
+struct Exp {
+  template <class V> static typename V::Vec f(typename V::Vec x) { return V::exp(x); }
+};
+struct Log {
+  template <class V> static typename V::Vec f(typename V::Vec x) { return V::log(x); }
+};
+struct Tanh {
+  template <class V> static typename V::Vec f(typename V::Vec x) { return V::tanh(x); }
+};
+struct Sqrt {
+  template <class V> static typename V::Vec f(typename V::Vec x) { return V::sqrt(x); }
+};
+// With e = exp(-|x|) (never overflows): 1 / (1 + e) for x >= 0, e / (1 + e) for x < 0, so a
+// very negative x keeps its tiny (even subnormal) result instead of 1 / (1 + inf) = 0.
+struct Sigmoid {
+  template <class V> static typename V::Vec f(typename V::Vec x) {
+    using T = typename V::T;
+    const typename V::Vec e = V::exp(-V::fabs(x));
+    const typename V::Vec r = T(1) / (T(1) + e);
+    return x < typename V::Vec{} ? e * r : r;
+  }
+};
+// erfc(-x/sqrt2) rather than 1 + erf(x/sqrt2): no cancellation for negative x, where 1 + erf
+// loses every digit.
+struct GeluErf {
+  template <class V> static typename V::Vec f(typename V::Vec x) {
+    using T = typename V::T;
+    return T(0.5) * x * V::erfc(x * T(-M_SQRT1_2));
+  }
+};
+// sigmoid(v) and sigmoid(v) * (1 - sigmoid(v)) from e = exp(-|v|), which never overflows:
+// r = 1 / (1 + e), sigmoid(v) = r (v >= 0) or e r (v < 0), and s (1 - s) = e r^2 either way.
+template <class V>
+typename V::Vec stable_sigmoid(typename V::Vec v, typename V::Vec& e, typename V::Vec& r) {
+  using T = typename V::T;
+  e = V::exp(-V::fabs(v));
+  r = T(1) / (T(1) + e);
+  return v < typename V::Vec{} ? e * r : r;
+}
+// 1 + tanh(u) = 2 sigmoid(2u): gelu = x sigmoid(2u), without the cancellation for negative x.
+struct GeluTanh {
+  template <class V> static typename V::Vec f(typename V::Vec x) {
+    using T = typename V::T;
+    typename V::Vec e, r;
+    return x * stable_sigmoid<V>(x * (T(2 * kBeta) + T(2 * kBeta * kKappa) * x * x), e, r);
+  }
+};
+// Never overflows; exact for large |x| (log1p of a value below one ulp of 1 adds nothing).
+struct Softplus {
+  template <class V> static typename V::Vec f(typename V::Vec x) {
+    return V::fmax(x, typename V::Vec{}) + V::log1p(V::exp(-V::fabs(x)));
+  }
+};
+
+// d/dx x Phi(x) = Phi(x) + x phi(x).
+struct GeluErfGrad {
+  template <class V> static typename V::Vec f(typename V::Vec g, typename V::Vec x) {
+    using T = typename V::T;
+    const typename V::Vec cdf = T(0.5) * V::erfc(x * T(-M_SQRT1_2));
+    const typename V::Vec pdf = V::exp(T(-0.5) * x * x) * T(0.5 * M_2_SQRTPI * M_SQRT1_2);
+    return g * (cdf + x * pdf);
+  }
+};
+// gelu = x s with s = sigmoid(2u): d/dx = s + x s (1 - s) 2u'. x is clamped to +-1e4 first
+// (beyond it s is exactly 0 or 1 and the second term 0; unclamped, x^2 overflows and the term
+// becomes inf * 0), and x - x added back so NaN and +-inf still give NaN.
+struct GeluTanhGrad {
+  template <class V> static typename V::Vec f(typename V::Vec g, typename V::Vec x) {
+    using T = typename V::T;
+    const typename V::Vec big = typename V::Vec{} + T(1e4);
+    const typename V::Vec xc = V::fmax(V::fmin(x, big), -big);
+    const typename V::Vec x2 = xc * xc;
+    typename V::Vec e, r;
+    const typename V::Vec s =
+        stable_sigmoid<V>(xc * (T(2 * kBeta) + T(2 * kBeta * kKappa) * x2), e, r);
+    const typename V::Vec du2 = T(2 * kBeta) + T(6 * kBeta * kKappa) * x2;
+    return g * ((s + xc * du2 * e * r * r) + (x - x));
+  }
+};
+
+template <class V> Kernels<typename V::T> kernels() {
+  static_assert(static_cast<int>(Unary::count) == 8 && static_cast<int>(Grad::count) == 2,
+                "the tables below list every function of vec_math.h in its enum's order");
+  return {{&unary_loop<V, Exp>, &unary_loop<V, Log>, &unary_loop<V, Tanh>, &unary_loop<V, Sigmoid>,
+           &unary_loop<V, GeluErf>, &unary_loop<V, GeluTanh>, &unary_loop<V, Softplus>,
+           &unary_loop<V, Sqrt>},
+          {&grad_loop<V, GeluErfGrad>, &grad_loop<V, GeluTanhGrad>}};
+}
+
+}  // namespace tg::cpu::vec::impl
+
+// The traits of one vector type: `lanes` is SLEEF's name for it (f8: 8 floats, d4: 4 doubles),
+// `isa` its ISA suffix (avx2).
+#define TG_SLEEF_TRAITS(Name, T_, Vec_, W_, lanes, isa, load_, store_)        \
+  struct Name {                                                               \
+    using T = T_;                                                             \
+    using Vec = Vec_;                                                         \
+    static constexpr int W = W_;                                              \
+    static Vec load(const T* p) { return load_(p); }                          \
+    static void store(T* p, Vec v) { store_(p, v); }                          \
+    static Vec exp(Vec x) { return Sleef_exp##lanes##_u10##isa(x); }          \
+    static Vec log(Vec x) { return Sleef_log##lanes##_u10##isa(x); }          \
+    static Vec log1p(Vec x) { return Sleef_log1p##lanes##_u10##isa(x); }      \
+    static Vec tanh(Vec x) { return Sleef_tanh##lanes##_u10##isa(x); }        \
+    static Vec erfc(Vec x) { return Sleef_erfc##lanes##_u15##isa(x); }        \
+    static Vec sqrt(Vec x) { return Sleef_sqrt##lanes##_u05##isa(x); }        \
+    static Vec fabs(Vec x) { return Sleef_fabs##lanes##_##isa(x); }           \
+    static Vec fmax(Vec a, Vec b) { return Sleef_fmax##lanes##_##isa(a, b); } \
+    static Vec fmin(Vec a, Vec b) { return Sleef_fmin##lanes##_##isa(a, b); } \
+  }

@@ -1,0 +1,88 @@
+#pragma once
+// Elementwise ops on the vectorised SLEEF kernels of vec_math.h: the kernel runs on contiguous
+// float32 / float64 arrays (other layouts and dtypes are made so first, which costs one copy and
+// keeps every element on the same code), split across threads when large. Without SLEEF
+// (TG_WITH_SLEEF off, or TG_SIMD=scalar) the op runs its scalar lambda on the elementwise engine
+// instead.
+#include <tapegrad/backends/cpu/loops.h>
+#include <tapegrad/backends/cpu/simd/vec_math.h>
+
+namespace tg::cpu {
+
+// Elements per thread chunk: a transcendental costs tens of cycles per element, so a chunk far
+// smaller than a copy's (kElementwiseGrain) pays for the hand-off.
+inline constexpr int64_t kMathGrain = 8192;
+
+namespace vec_detail {
+
+template <typename T> const vec::Kernels<T>& table_of(const vec::Isa& isa) {
+  if constexpr (std::is_same_v<T, float>)
+    return isa.f32;
+  else
+    return isa.f64;
+}
+
+// t as a contiguous tensor of `shape` and `dtype` (no copy when it already is one).
+inline Tensor dense(const Tensor& t, const Shape& shape, DType dtype) {
+  const Tensor same_type = t.dtype() == dtype ? t : t.to(dtype);
+  return (same_type.shape() == shape ? same_type : same_type.expand(shape)).contiguous();
+}
+
+template <typename Run> void split(int64_t n, const Run& run) {
+  if (n <= kMathGrain) {
+    run(0, n);
+  } else {
+    parallel_for(0, n, kMathGrain, run);
+  }
+}
+
+}  // namespace vec_detail
+
+// fn(x) in floating point (integer inputs give float32), through vec::Unary `f` when it can.
+template <typename Fn>
+Tensor unary_math_op(const char* op, const Tensor& self, vec::Unary f, const Fn& scalar) {
+  const vec::Isa* isa = vec::best();
+  const DType dtype = is_floating(self.dtype()) ? self.dtype() : kFloat32;
+  if (!isa || (dtype != kFloat32 && dtype != kFloat64)) return unary_float_op(op, self, scalar);
+  Tensor out = result_for(op, self.shape(), dtype, self.device());
+  if (out.numel() == 0) return out;
+  const Tensor x = vec_detail::dense(self, self.shape(), dtype);
+  visit_floating(op, dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto kernel = vec_detail::table_of<T>(*isa).unary[static_cast<int>(f)];
+    const T* in = x.data<T>();
+    T* o = out.data<T>();
+    vec_detail::split(out.numel(), [&](int64_t b, int64_t e) { kernel(in + b, o + b, e - b); });
+  });
+  return out;
+}
+
+// g * f'(x) with broadcasting, in result_type(g, x) (floating), through vec::Grad `f`.
+template <typename Fn> Tensor grad_math_op(const char* op, const Tensor& g, const Tensor& x,
+                                           vec::Grad f, const Fn& scalar) {
+  const DType dtype = result_type(g, x);
+  Tensor out = empty(broadcast_pair(op, g, x), dtype, g.device());
+  const vec::Isa* isa = vec::best();
+  if (!isa || (dtype != kFloat32 && dtype != kFloat64)) {
+    visit_floating(op, dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      map_into<T, T, T>(out, scalar, g, x);
+    });
+    return out;
+  }
+  if (out.numel() == 0) return out;
+  const Tensor gd = vec_detail::dense(g, out.shape(), dtype);
+  const Tensor xd = vec_detail::dense(x, out.shape(), dtype);
+  visit_floating(op, dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto kernel = vec_detail::table_of<T>(*isa).grad[static_cast<int>(f)];
+    const T* gp = gd.data<T>();
+    const T* xp = xd.data<T>();
+    T* o = out.data<T>();
+    vec_detail::split(out.numel(),
+                      [&](int64_t b, int64_t e) { kernel(gp + b, xp + b, o + b, e - b); });
+  });
+  return out;
+}
+
+}  // namespace tg::cpu
