@@ -7,6 +7,7 @@
 
 #include "cuda_utils.h"
 #include "launch.cuh"
+#include "math.cuh"
 
 #if !defined(TG_CUDA_EMULATION)
 #include <cublas_v2.h>
@@ -27,7 +28,7 @@ template <typename T> struct GemmBody {
     const T* ar = a + (batch * m + row) * k;
     const T* bc = b + batch * k * n + col;
     T acc = T(0);
-    for (int64_t j = 0; j < k; ++j) acc = static_cast<T>(acc + ar[j] * bc[j * n]);
+    for (int64_t j = 0; j < k; ++j) acc = wrapping_add(acc, wrapping_mul(ar[j], bc[j * n]));
     c[i] = acc;
   }
 };

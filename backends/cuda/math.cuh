@@ -10,6 +10,36 @@
 
 namespace tg::cuda::detail {
 
+// Integer arithmetic that wraps modulo 2^bits instead of overflowing (undefined behaviour for
+// signed types): done on the unsigned type of the same width, as backends/cpu/wrapping.h does.
+// Floating types and bool use the plain operators.
+template <typename T> inline constexpr bool kWraps =
+    std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <typename T> __host__ __device__ inline T wrapping_add(T a, T b) {
+  if constexpr (kWraps<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return static_cast<T>(a + b);
+  }
+}
+template <typename T> __host__ __device__ inline T wrapping_sub(T a, T b) {
+  if constexpr (kWraps<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+  } else {
+    return static_cast<T>(a - b);
+  }
+}
+template <typename T> __host__ __device__ inline T wrapping_mul(T a, T b) {
+  if constexpr (kWraps<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else {
+    return static_cast<T>(a * b);
+  }
+}
+
 template <typename T> __host__ __device__ inline bool is_nan(T v) {
   if constexpr (std::is_floating_point_v<T>) {
     return v != v;

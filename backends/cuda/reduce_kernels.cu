@@ -7,10 +7,10 @@ namespace tg::cuda::detail {
 namespace {
 
 template <typename T> struct SumOp {
-  __host__ __device__ T operator()(T a, T b) const { return static_cast<T>(a + b); }
+  __host__ __device__ T operator()(T a, T b) const { return wrapping_add(a, b); }
 };
 template <typename T> struct ProdOp {
-  __host__ __device__ T operator()(T a, T b) const { return static_cast<T>(a * b); }
+  __host__ __device__ T operator()(T a, T b) const { return wrapping_mul(a, b); }
 };
 // max (Greater) or min; NaN wins, as on the CPU.
 template <typename T, bool Greater> struct ExtremeOp {

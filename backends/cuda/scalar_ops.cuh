@@ -91,12 +91,13 @@ template <UnaryKind K, typename T> __host__ __device__ inline T unary_value(T x,
 }
 
 template <BinaryKind K, typename T> __host__ __device__ inline T binary_value(T a, T b, T alpha) {
+  // Integers wrap on overflow (math.cuh); bool add is an "or", bool mul an "and".
   if constexpr (K == BinaryKind::Add) {
-    return static_cast<T>(a + alpha * b);
+    return wrapping_add(a, wrapping_mul(alpha, b));
   } else if constexpr (K == BinaryKind::Sub) {
-    return static_cast<T>(a - alpha * b);
+    return wrapping_sub(a, wrapping_mul(alpha, b));
   } else if constexpr (K == BinaryKind::Mul) {
-    return static_cast<T>(a * b);
+    return wrapping_mul(a, b);
   } else if constexpr (K == BinaryKind::Div) {
     return a / b;
   } else if constexpr (K == BinaryKind::Pow) {

@@ -17,23 +17,9 @@
 
 namespace tg::cuda::detail {
 
-// a + b and a * b; integers wrap on overflow (computed unsigned: defined behaviour).
-template <typename T> __host__ __device__ inline T plus(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-  } else {
-    return static_cast<T>(a + b);
-  }
-}
-template <typename T> __host__ __device__ inline T times(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-  } else {
-    return static_cast<T>(a * b);
-  }
-}
+// a + b and a * b; integers wrap on overflow (math.cuh).
+template <typename T> __host__ __device__ inline T plus(T a, T b) { return wrapping_add(a, b); }
+template <typename T> __host__ __device__ inline T times(T a, T b) { return wrapping_mul(a, b); }
 
 template <typename T> __host__ __device__ inline T reduce_identity(ScatterReduce r) {
   switch (r) {
