@@ -28,10 +28,19 @@ void count_host_sync() { g_host_syncs.fetch_add(1, std::memory_order_relaxed); }
 
 // Device memory is host memory, 256-byte aligned like cudaMalloc's, of exactly the size asked
 // (so that ASan sees an overrun past it).
+// The emulated device holds at most kDeviceBytes: a larger request is out of device memory, as on a
+// GPU, instead of reaching the host allocator (which, under ASan, aborts on huge sizes).
 constexpr std::align_val_t kDeviceAlignment{256};
-void* rt_malloc(size_t nbytes) { return ::operator new(nbytes, kDeviceAlignment, std::nothrow); }
+constexpr size_t kDeviceBytes = size_t{1} << 38;
+void* rt_malloc(size_t nbytes) {
+  if (nbytes > kDeviceBytes) return nullptr;
+  return ::operator new(nbytes, kDeviceAlignment, std::nothrow);
+}
 void rt_free(void* ptr) { ::operator delete(ptr, kDeviceAlignment); }
-void rt_mem_info(size_t& free_bytes, size_t& total_bytes) { free_bytes = total_bytes = 0; }
+void rt_mem_info(size_t& free_bytes, size_t& total_bytes) {
+  free_bytes = 0;  // unknown: host memory is shared with everything else
+  total_bytes = kDeviceBytes;
+}
 void rt_copy_to_host(void* dst, const void* src, size_t nbytes) {
   std::memcpy(dst, src, nbytes);
   count_host_sync();
