@@ -99,7 +99,10 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(
   for (int64_t d = 0; d < self.dim() - static_cast<int64_t>(normalized_shape.size()); ++d)
     leading.push_back(d);
   auto sum_leading = [&](const Tensor& t) { return leading.empty() ? t : sum(t, leading); };
-  const auto [xhat, s] = normalize(self, dims, eps);
+  // Named members, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+  const std::pair<Tensor, Tensor> normalized = normalize(self, dims, eps);
+  const Tensor& xhat = normalized.first;
+  const Tensor& s = normalized.second;
   const Tensor& dy = grad_output;
   const Tensor& G = grad_input_grad;
   const Tensor g = weighted(dy, weight);
