@@ -53,4 +53,17 @@ template <typename To, typename From> constexpr To float_to_int(From v) {
   return v >= -limit && v < limit ? static_cast<To>(v) : std::numeric_limits<To>::lowest();
 }
 
+// One element converted between dtypes, as `.to()` does: to bool is `v != 0`; floating to integer
+// by float_to_int; everything else a plain conversion. Kernels that read a value of another dtype
+// use this, so no conversion of theirs can be undefined behaviour.
+template <typename To, typename From> constexpr To convert_value(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    return float_to_int<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
 }  // namespace tg

@@ -53,15 +53,8 @@ template <typename Fn> void for_each_run(const Shape& shape, const Shape& a, con
   }
 }
 
-template <typename To, typename From> inline To convert(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return v != From(0);
-  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    return float_to_int<To>(v);  // NaN, inf, out of range: To's lowest value, as PyTorch on x86
-  } else {
-    return static_cast<To>(v);
-  }
-}
+// NaN, inf, out of range to an integer: To's lowest value, as PyTorch on x86 (core/checked.h).
+template <typename To, typename From> inline To convert(From v) { return convert_value<To>(v); }
 
 // dst [rows, cols] contiguous = src read with steps (1, ld) (a transposed matrix), in square
 // tiles: each tile's reads and writes stay in L1, so both sides use whole cache lines instead of

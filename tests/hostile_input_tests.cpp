@@ -296,3 +296,15 @@ TEST_CASE("tril/triu: a diagonal at the int64 limits keeps or zeroes all (op fuz
   CHECK(tg::tril(x, min64).to_vector<double>() == zero.to_vector<double>());
   CHECK(tg::triu(x, min64).to_vector<double>() == x.to_vector<double>());
 }
+
+TEST_CASE("a value out of an integer dtype's range converts as .to() does (short fuzz finding)") {
+  // masked_fill of an int32 tensor with a float64 value 1e19 converted it with a plain cast (UB);
+  // now the rule of .to(): NaN, inf and out-of-range values become the dtype's lowest value.
+  const Tensor x = tg::zeros({3}, tg::kInt32);
+  const Tensor mask = tg::tensor(std::vector<bool>{true, false, true});
+  const Tensor value = tg::full({}, 1e19, tg::kFloat64);
+  const int32_t as_to = value.to(tg::kInt32).to_vector<int32_t>()[0];
+  const std::vector<int32_t> expected{as_to, 0, as_to};
+  CHECK(tg::masked_fill(x, mask, value).to_vector<int32_t>() == expected);
+  CHECK(tg::masked_fill_scalar(x, mask, 1e19).to_vector<int32_t>() == expected);
+}

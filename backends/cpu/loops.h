@@ -15,6 +15,7 @@
 //   strided     anything else (transposed inputs, broadcasting along inner dims): an N-d loop
 //               over strides.
 #include <tapegrad/backends/cpu/one_value.h>
+#include <tapegrad/core/checked.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/inplace_target.h>
@@ -56,7 +57,7 @@ template <typename T> T load_one(const Tensor& t) {
   if (t.dtype() == dtype_of<T>()) return *t.data<T>();  // the common case, without a switch
   return visit_dtype("elementwise", t.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    return static_cast<T>(*t.data<S>());
+    return convert_value<T>(*t.data<S>());  // 1e19 into int32 is defined, as in .to()
   });
 }
 
