@@ -314,3 +314,27 @@ TEST_CASE("cuda: one_hot's class values are checked on the device") {
   const Tensor good = tg::tensor(std::vector<int64_t>{2, 0, 2});
   CHECK(differs(tg::one_hot(good.to(tg::kCUDA)), tg::one_hot(good), 0).empty());
 }
+
+TEST_CASE("cuda: the nn ops' forward and backward make no host sync") {
+  if (!tg::cuda::is_available()) return;
+  const bool was = tg::cuda::sync_checks();
+  tg::cuda::set_sync_checks(false);
+  Rng rng{std::mt19937_64(11)};
+  const Tensor x = values(rng, {2, 4, 5, 5}).to(tg::kCUDA).requires_grad_(true);
+  const Tensor w = values(rng, {4, 2, 3, 3}).to(tg::kCUDA).requires_grad_(true);
+  const Tensor q = values(rng, {2, 3, 4}).to(tg::kCUDA).requires_grad_(true);
+  const Tensor t = values(rng, {2, 4, 5, 5}).to(tg::kCUDA);
+  const uint64_t syncs = tg::cuda::host_sync_count();
+  Tensor y = tg::conv2d(x, w, {}, {1}, {1}, {1}, 2);
+  y = std::get<0>(tg::max_pool2d(y, {2, 2}, {1})) + tg::avg_pool2d(y, {2, 2}, {1});
+  y = tg::group_norm(tg::adaptive_avg_pool2d(y, {3, 3}), 2);
+  y = tg::batch_norm(tg::layer_norm(y, {3}), {}, {}, {}, {}, true);
+  const Tensor s = tg::sum(std::get<0>(tg::sort(y, 1))) + tg::sum(std::get<0>(tg::topk(y, 2, 2)));
+  const Tensor a = std::get<0>(tg::scaled_dot_product_attention(q, q, q, {}, 0, true));
+  const Tensor loss =
+      tg::binary_cross_entropy_with_logits(x, t.abs().clamp(0, 1)) + tg::sum(s) + tg::sum(a);
+  const std::vector<Tensor> grads = tg::autograd::grad({loss}, {x, w, q});
+  CHECK(tg::cuda::host_sync_count() == syncs);
+  CHECK(grads.size() == 3);
+  tg::cuda::set_sync_checks(was);
+}
