@@ -338,3 +338,23 @@ TEST_CASE("cuda: the nn ops' forward and backward make no host sync") {
   CHECK(grads.size() == 3);
   tg::cuda::set_sync_checks(was);
 }
+
+TEST_CASE("cuda: attention with broadcast batch dims, a broadcast mask and dropout is the CPU's") {
+  if (!tg::cuda::is_available()) return;
+  Rng rng{std::mt19937_64(5)};
+  const Tensor q = values(rng, {2, 1, 3, 4}), k = values(rng, {1, 3, 5, 4});
+  const Tensor v = values(rng, {3, 5, 2}), mask = values(rng, {5});
+  auto run = [&](tg::Device device) {
+    tg::manual_seed(42);  // the same dropout draws on both devices
+    const Tensor qd = q.to(device).requires_grad_(true);
+    const auto [out, attn] = tg::scaled_dot_product_attention(qd, k.to(device), v.to(device),
+                                                              mask.to(device), 0.3, false, 0.7);
+    const Tensor g = tg::autograd::grad({out}, {qd}, {tg::ones_like(out)})[0];
+    return std::vector<Tensor>{out, attn, g};
+  };
+  const std::vector<Tensor> want = run(tg::kCPU), got = run(tg::kCUDA);
+  CHECK(want[1].shape() == Shape{2, 3, 3, 5});
+  for (size_t i = 0; i < want.size(); ++i)
+    CHECK_MESSAGE(differs(got[i], want[i], 1e-12).empty(), i, ": ",
+                  differs(got[i], want[i], 1e-12));
+}
