@@ -1,10 +1,12 @@
 // layer_norm, group_norm, batch_norm and their backward on the device. Statistics are exact
-// two-pass sums in float64 (mean, then the squares around it) by one thread per row or channel,
-// as the CPU kernels compute them (backends/cpu/nn_layers.cpp, norm.cpp); the normalisation
+// two-pass sums in float64 (mean, then the squares around it), by one thread per row for the
+// row norms and through the segmented reduction for batch_norm's channels, as the CPU kernels
+// compute them (backends/cpu/nn_layers.cpp, norm.cpp); the normalisation
 // itself is one thread per element with the CPU's rounding steps (centre, scale and shift
 // rounded to the element type first), so results agree with the CPU to the last bits of the sums.
 #include <cmath>
 
+#include "algorithms.cuh"
 #include "launch.cuh"
 #include "norm_kernels.h"
 
@@ -31,27 +33,77 @@ template <typename T> struct RowStatsBody {
   }
 };
 
-template <typename T> struct ChannelStatsBody {
-  const T* x;
-  int64_t n, channels, inner;
-  double* mean;
-  double* var;
-  __host__ __device__ void operator()(int64_t c) const {
-    const double count = static_cast<double>(n * inner);
-    double s = 0, q = 0;
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < inner; ++j)
-        s += static_cast<double>(x[(i * channels + c) * inner + j]);
-    const double m = s / count;
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < inner; ++j) {
-        const double d = static_cast<double>(x[(i * channels + c) * inner + j]) - m;
-        q += d * d;
-      }
-    mean[c] = m;
-    var[c] = q / count;
+// The per-channel sums of batch_norm go through the device-wide segmented reduction
+// (algorithms.cuh: CUB on the GPU), not one thread per channel (a few threads for a whole
+// batch): the terms are first laid out channel-major, [channels, n * inner] in float64.
+
+// terms[c * count + k] = f(element k of channel c) (k = i * inner + j over [n, inner]).
+template <typename F> struct ChannelTermsBody {
+  int64_t channels, inner, count;
+  F f;
+  double* terms;
+  __host__ __device__ void operator()(int64_t e) const {
+    const int64_t c = e / count, k = e % count;
+    const int64_t at = ((k / inner) * channels + c) * inner + k % inner;
+    terms[e] = f(at, c);
   }
 };
+
+template <typename T> struct ValueTerm {
+  const T* x;
+  __host__ __device__ double operator()(int64_t at, int64_t) const {
+    return static_cast<double>(x[at]);
+  }
+};
+
+template <typename T> struct SquareTerm {  // (x - mean[c])^2, mean already divided
+  const T* x;
+  const double* mean;
+  __host__ __device__ double operator()(int64_t at, int64_t c) const {
+    const double d = static_cast<double>(x[at]) - mean[c];
+    return d * d;
+  }
+};
+
+template <typename T> struct GradTerm {  // dy, or dy (x - mean[c]) when mean is given
+  const T* dy;
+  const T* x;
+  const double* mean;
+  __host__ __device__ double operator()(int64_t at, int64_t c) const {
+    const double d = static_cast<double>(dy[at]);
+    return mean ? d * (static_cast<double>(x[at]) - mean[c]) : d;
+  }
+};
+
+struct Plus {
+  __host__ __device__ double operator()(double a, double b) const { return a + b; }
+};
+
+struct DivideBody {
+  double* v;
+  double by;
+  __host__ __device__ void operator()(int64_t c) const { v[c] /= by; }
+};
+
+// out[c] = the sum over channel c of f(element), f a term functor above.
+template <typename F> void channel_sums(const char* op, int64_t n, int64_t channels, int64_t inner,
+                                        F f, double* terms, double* out) {
+  const int64_t count = n * inner;
+  launch_n(op, channels * count, ChannelTermsBody<F>{channels, inner, count, f, terms});
+  reduce_rows(op, static_cast<const double*>(terms), out, channels, count, Plus{}, 0.0);
+}
+
+// Per channel mean and biased variance (two exact passes), float64.
+template <typename T> void channel_stats(const char* op, const T* x, int64_t n, int64_t channels,
+                                         int64_t inner, double* mean, double* var) {
+  const int64_t count = n * inner;
+  DeviceBuffer terms(static_cast<size_t>(channels * count) * sizeof(double));
+  double* t = static_cast<double*>(terms.get());
+  channel_sums(op, n, channels, inner, ValueTerm<T>{x}, t, mean);
+  launch_n(op, channels, DivideBody{mean, static_cast<double>(count)});
+  channel_sums(op, n, channels, inner, SquareTerm<T>{x, mean}, t, var);
+  launch_n(op, channels, DivideBody{var, static_cast<double>(count)});
+}
 
 template <typename T> struct LayerNormBody {
   const T* x;
@@ -103,51 +155,39 @@ struct RunningStatsBody {
 };
 
 // Per channel, with x^ = (x - mean) * rstd: grad_bias = sum(dy), grad_weight = sum(dy x^), and
-// grad_input = w rstd (dy - [training] (sum(dy) + x^ sum(dy x^)) / count).
-template <typename T> struct BatchNormBackwardBody {
-  const T* dy;
-  const T* x;
-  BatchNormGrad a;
-  T* gi;
+// grad_input = w rstd (dy - [training] (sum(dy) + x^ sum(dy x^)) / count), the sums given.
+struct BatchNormSums {
+  const double* mean;
+  const double* var;
+  const double* sum_dy;
+  const double* sum_dy_xmu;
+};
+
+template <typename T> struct BatchNormParamGradBody {
+  BatchNormSums s;
+  double eps;
   T* gw;
   T* gb;
   __host__ __device__ void operator()(int64_t c) const {
-    const int64_t count = a.n * a.inner;
-    double mean = 0, var = 0;
-    if (a.training) {
-      for (int64_t i = 0; i < a.n; ++i)
-        for (int64_t j = 0; j < a.inner; ++j)
-          mean += static_cast<double>(x[(i * a.channels + c) * a.inner + j]);
-      mean /= static_cast<double>(count);
-      for (int64_t i = 0; i < a.n; ++i)
-        for (int64_t j = 0; j < a.inner; ++j) {
-          const double d = static_cast<double>(x[(i * a.channels + c) * a.inner + j]) - mean;
-          var += d * d;
-        }
-      var /= static_cast<double>(count);
-    } else {
-      mean = a.mean[c];
-      var = a.var[c];
-    }
-    const double rstd = 1 / std::sqrt(var + a.eps);
-    double sum_dy = 0, sum_dy_xmu = 0;
-    for (int64_t i = 0; i < a.n; ++i)
-      for (int64_t j = 0; j < a.inner; ++j) {
-        const int64_t k = (i * a.channels + c) * a.inner + j;
-        sum_dy += static_cast<double>(dy[k]);
-        sum_dy_xmu += static_cast<double>(dy[k]) * (static_cast<double>(x[k]) - mean);
-      }
-    gb[c] = static_cast<T>(sum_dy);
-    gw[c] = static_cast<T>(sum_dy_xmu * rstd);
-    const T scale = static_cast<T>((a.w ? a.w[c] : 1.0) * rstd), center = static_cast<T>(mean);
-    const T mean_dy = a.training ? static_cast<T>(sum_dy / static_cast<double>(count)) : T(0);
-    const T k =
-        a.training ? static_cast<T>(sum_dy_xmu * rstd * rstd / static_cast<double>(count)) : T(0);
-    for (int64_t i = 0; i < a.n; ++i)
-      for (int64_t j = 0; j < a.inner; ++j) {
-        const int64_t e = (i * a.channels + c) * a.inner + j;
-        gi[e] = (dy[e] - mean_dy - (x[e] - center) * k) * scale;
-      }
+    gb[c] = static_cast<T>(s.sum_dy[c]);
+    gw[c] = static_cast<T>(s.sum_dy_xmu[c] * (1 / std::sqrt(s.var[c] + eps)));
+  }
+};
+
+template <typename T> struct BatchNormInputGradBody {
+  const T* dy;
+  const T* x;
+  BatchNormGrad a;
+  BatchNormSums s;
+  T* gi;
+  __host__ __device__ void operator()(int64_t e) const {
+    const int64_t c = (e / a.inner) % a.channels;
+    const double count = static_cast<double>(a.n * a.inner);
+    const double rstd = 1 / std::sqrt(s.var[c] + a.eps);
+    const T scale = static_cast<T>((a.w ? a.w[c] : 1.0) * rstd), center = static_cast<T>(s.mean[c]);
+    const T mean_dy = a.training ? static_cast<T>(s.sum_dy[c] / count) : T(0);
+    const T k = a.training ? static_cast<T>(s.sum_dy_xmu[c] * rstd * rstd / count) : T(0);
+    gi[e] = (dy[e] - mean_dy - (x[e] - center) * k) * scale;
   }
 };
 
@@ -225,8 +265,7 @@ void launch_channel_stats(DType dtype, const void* x, int64_t n, int64_t channel
                           double* mean, double* var) {
   visit_floating("batch_norm", dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    launch_n("batch_norm", channels,
-             ChannelStatsBody<T>{static_cast<const T*>(x), n, channels, inner, mean, var});
+    channel_stats("batch_norm", static_cast<const T*>(x), n, channels, inner, mean, var);
   });
 }
 
@@ -256,12 +295,33 @@ void launch_running_stats(int64_t channels, double momentum, double unbias, cons
 
 void launch_batch_norm_backward(DType dtype, const void* dy, const void* x, const BatchNormGrad& a,
                                 void* grad_input, void* grad_weight, void* grad_bias) {
-  visit_floating("batch_norm_backward", dtype, [&](auto tag) {
+  constexpr const char* op = "batch_norm_backward";
+  visit_floating(op, dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    launch_n("batch_norm_backward", a.channels,
-             BatchNormBackwardBody<T>{static_cast<const T*>(dy), static_cast<const T*>(x), a,
-                                      static_cast<T*>(grad_input), static_cast<T*>(grad_weight),
-                                      static_cast<T*>(grad_bias)});
+    const T* pdy = static_cast<const T*>(dy);
+    const T* px = static_cast<const T*>(x);
+    const int64_t count = a.n * a.inner;
+    // stats: mean, var (batch or running), sum_dy, sum_dy_xmu; terms: the reduced values.
+    DeviceBuffer stats(static_cast<size_t>(4 * a.channels) * sizeof(double));
+    DeviceBuffer terms(static_cast<size_t>(a.channels * count) * sizeof(double));
+    double* st = static_cast<double*>(stats.get());
+    double* t = static_cast<double*>(terms.get());
+    BatchNormSums s{st, st + a.channels, st + 2 * a.channels, st + 3 * a.channels};
+    if (a.training) {
+      channel_stats(op, px, a.n, a.channels, a.inner, st, st + a.channels);
+    } else {
+      s.mean = a.mean;
+      s.var = a.var;
+    }
+    channel_sums(op, a.n, a.channels, a.inner, GradTerm<T>{pdy, px, nullptr}, t,
+                 st + 2 * a.channels);
+    channel_sums(op, a.n, a.channels, a.inner, GradTerm<T>{pdy, px, s.mean}, t,
+                 st + 3 * a.channels);
+    launch_n(op, a.channels,
+             BatchNormParamGradBody<T>{s, a.eps, static_cast<T*>(grad_weight),
+                                       static_cast<T*>(grad_bias)});
+    launch_n(op, a.n * a.channels * a.inner,
+             BatchNormInputGradBody<T>{pdy, px, a, s, static_cast<T*>(grad_input)});
   });
 }
 

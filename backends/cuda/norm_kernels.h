@@ -35,8 +35,8 @@ void launch_affine_norm(DType dtype, const void* x, const AffineNorm& a, void* o
 void launch_running_stats(int64_t channels, double momentum, double unbias, const double* mean,
                           const double* var, double* running_mean, double* running_var);
 
-// batch_norm_backward, one thread per channel (the CPU's formulas): mean / var are the running
-// statistics when not training (float64), ignored otherwise; w float64 or null.
+// batch_norm_backward (the CPU's formulas; per-channel sums by segmented reduction): mean / var are
+// the running statistics when not training (float64), ignored otherwise; w float64 or null.
 struct BatchNormGrad {
   int64_t n = 0, channels = 0, inner = 0;
   bool training = false;
