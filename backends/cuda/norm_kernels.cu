@@ -6,7 +6,6 @@
 // rounded to the element type first), so results agree with the CPU to the last bits of the sums.
 #include <cmath>
 
-#include "algorithms.cuh"
 #include "launch.cuh"
 #include "norm_kernels.h"
 
@@ -34,7 +33,7 @@ template <typename T> struct RowStatsBody {
 };
 
 // The per-channel sums of batch_norm go through the device-wide segmented reduction
-// (algorithms.cuh: CUB on the GPU), not one thread per channel (a few threads for a whole
+// (launch_reduce_rows: CUB on the GPU), not one thread per channel (a few threads for a whole
 // batch): the terms are first laid out channel-major, [channels, n * inner] in float64.
 
 // terms[c * count + k] = f(element k of channel c) (k = i * inner + j over [n, inner]).
@@ -56,7 +55,7 @@ template <typename T> struct ValueTerm {
   }
 };
 
-template <typename T> struct SquareTerm {  // (x - mean[c])^2, mean already divided
+template <typename T> struct SquareTerm {  // (x - mean[c])^2
   const T* x;
   const double* mean;
   __host__ __device__ double operator()(int64_t at, int64_t c) const {
@@ -75,22 +74,15 @@ template <typename T> struct GradTerm {  // dy, or dy (x - mean[c]) when mean is
   }
 };
 
-struct Plus {
-  __host__ __device__ double operator()(double a, double b) const { return a + b; }
-};
-
-struct DivideBody {
-  double* v;
-  double by;
-  __host__ __device__ void operator()(int64_t c) const { v[c] /= by; }
-};
-
-// out[c] = the sum over channel c of f(element), f a term functor above.
+// out[c] = the sum (or mean) over channel c of f(element), f a term functor above: the terms
+// laid out channel-major, then the row reduction of reduce_kernels.cu (CUB's segmented reduce on
+// the GPU, compiled once there).
 template <typename F> void channel_sums(const char* op, int64_t n, int64_t channels, int64_t inner,
-                                        F f, double* terms, double* out) {
+                                        F f, double* terms, double* out, bool mean = false) {
   const int64_t count = n * inner;
   launch_n(op, channels * count, ChannelTermsBody<F>{channels, inner, count, f, terms});
-  reduce_rows(op, static_cast<const double*>(terms), out, channels, count, Plus{}, 0.0);
+  launch_reduce_rows(mean ? ReduceKind::Mean : ReduceKind::Sum, terms, out, kFloat64, channels,
+                     count);
 }
 
 // Per channel mean and biased variance (two exact passes), float64.
@@ -99,10 +91,8 @@ template <typename T> void channel_stats(const char* op, const T* x, int64_t n, 
   const int64_t count = n * inner;
   DeviceBuffer terms(static_cast<size_t>(channels * count) * sizeof(double));
   double* t = static_cast<double*>(terms.get());
-  channel_sums(op, n, channels, inner, ValueTerm<T>{x}, t, mean);
-  launch_n(op, channels, DivideBody{mean, static_cast<double>(count)});
-  channel_sums(op, n, channels, inner, SquareTerm<T>{x, mean}, t, var);
-  launch_n(op, channels, DivideBody{var, static_cast<double>(count)});
+  channel_sums(op, n, channels, inner, ValueTerm<T>{x}, t, mean, true);
+  channel_sums(op, n, channels, inner, SquareTerm<T>{x, mean}, t, var, true);
 }
 
 template <typename T> struct LayerNormBody {
