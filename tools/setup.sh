@@ -6,9 +6,11 @@ set -euo pipefail
 # wamerican: /usr/share/dict/words, the word list examples/makemore trains on.
 # libsleef-dev: vectorised exp/log/tanh/erfc for the CPU kernels (backends/cpu/simd), the
 # library PyTorch uses; optional in CMake (TG_WITH_SLEEF), scalar loops without it.
-# clang-14 + libclang-rt-14-dev: libFuzzer and its sanitizer runtimes for tools/ci/fuzz_short.sh.
+# clang-14 + libclang-rt-14-dev: libFuzzer and the sanitizer runtimes of CI's ASan+UBSan build,
+# which also builds the fuzzers (tools/ci/fuzz_short.sh); libomp-14-dev: clang's OpenMP runtime,
+# for Thrust's OMP device system in that build's CUDA emulation.
 packages=(cmake ninja-build g++ nlohmann-json3-dev doctest-dev libbenchmark-dev libopenblas-dev
-          clang-format-14 wamerican clang-14 libclang-rt-14-dev libsleef-dev)
+          clang-format-14 wamerican clang-14 libclang-rt-14-dev libomp-14-dev libsleef-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
