@@ -66,7 +66,7 @@ void finish_inplace(const char* op, const Tensor& self, const Tensor& result,
     meta.grad_fn = result.grad_fn();
     meta.output_nr = result.output_nr();
   } else {
-    auto node = std::make_shared<OverwriteBackward>();
+    auto node = make_pooled<OverwriteBackward>();
     autograd::collect_inputs(*node, {&self});
     autograd::set_history(node, {&self});
   }

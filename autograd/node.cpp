@@ -106,7 +106,7 @@ Edge gradient_edge(const Tensor& t) {
   if (t.grad_fn()) return {t.grad_fn(), t.output_nr()};
   AutogradMeta& meta = autograd_meta(*t.impl());
   if (!meta.grad_accumulator)
-    meta.grad_accumulator = std::make_shared<AccumulateGrad>(t.impl_ptr());
+    meta.grad_accumulator = make_pooled<AccumulateGrad>(t.impl_ptr());
   return {meta.grad_accumulator, 0};
 }
 

@@ -16,16 +16,6 @@ const char* dtype_name(DType t) {
 
 std::string to_string(DType t) { return dtype_name(t); }
 
-size_t itemsize(DType t) {
-  switch (t) {
-#define TG_DTYPE_SIZE(e, type, s) \
-  case DType::e: return sizeof(type);
-    TG_FORALL_DTYPES(TG_DTYPE_SIZE)
-#undef TG_DTYPE_SIZE
-  }
-  return 0;
-}
-
 DType dtype_from_name(const std::string& name) {
 #define TG_DTYPE_FROM(e, type, s) \
   if (name == s) return DType::e;

@@ -30,7 +30,16 @@ inline constexpr DType kFloat32 = DType::Float32;
 inline constexpr DType kFloat64 = DType::Float64;
 
 const char* dtype_name(DType t);
-size_t itemsize(DType t);
+// Inline: every tensor creation asks for it.
+inline size_t itemsize(DType t) {
+  switch (t) {
+#define TG_DTYPE_SIZE(e, type, s) \
+  case DType::e: return sizeof(type);
+    TG_FORALL_DTYPES(TG_DTYPE_SIZE)
+#undef TG_DTYPE_SIZE
+  }
+  return 0;
+}
 DType dtype_from_name(const std::string& name);  // throws ValueError for unknown names
 inline bool is_floating(DType t) {
   return t == kFloat16 || t == kBFloat16 || t == kFloat32 || t == kFloat64;

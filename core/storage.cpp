@@ -192,8 +192,11 @@ StorageImpl::StorageImpl(size_t n, Device d, Allocator* a) : nbytes(n), device(d
 StorageImpl::~StorageImpl() { allocator->deallocate(data, nbytes); }
 
 Storage make_storage(size_t nbytes, Device device, const char* op) {
-  return std::make_shared<StorageImpl>(nbytes, device, get_allocator(device.type, op));
+  return make_pooled<StorageImpl>(nbytes, device, get_allocator(device.type, op));
 }
+
+void* allocate_object(size_t nbytes) { return cpu_allocator().allocate(nbytes); }
+void deallocate_object(void* p, size_t nbytes) noexcept { cpu_allocator().deallocate(p, nbytes); }
 
 void set_memcpy(DeviceType type, MemcpyFn fn) { g_memcpy[static_cast<int>(type)] = fn; }
 

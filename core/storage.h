@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 #include <tapegrad/core/device.h>
 
@@ -35,6 +36,27 @@ struct StorageImpl {
 using Storage = std::shared_ptr<StorageImpl>;
 
 Storage make_storage(size_t nbytes, Device device, const char* op = "empty");
+
+// Memory for the small objects every op makes (tensor impls, storages, autograd nodes), through
+// std::allocate_shared: the CPU allocator's per-thread small-block lists, because a backward
+// pass frees more objects of one size at once than glibc's per-thread cache keeps (7 a size).
+// In exact mode (TG_ALLOCATOR=exact, sanitizer builds) every object gets its own block, so that
+// AddressSanitizer sees a use after free of these objects too.
+void* allocate_object(size_t nbytes);
+void deallocate_object(void* p, size_t nbytes) noexcept;
+template <typename T> struct ObjectAllocator {
+  using value_type = T;
+  ObjectAllocator() = default;
+  template <typename U> ObjectAllocator(const ObjectAllocator<U>&) noexcept {}  // NOLINT
+  T* allocate(size_t n) { return static_cast<T*>(allocate_object(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) noexcept { deallocate_object(p, n * sizeof(T)); }
+  template <typename U> bool operator==(const ObjectAllocator<U>&) const noexcept { return true; }
+};
+// std::make_shared with that memory.
+template <typename T, typename... Args> std::shared_ptr<T> make_pooled(Args&&... args) {
+  static_assert(alignof(T) <= 64, "the small-block lists hand out 64-byte-aligned blocks");
+  return std::allocate_shared<T>(ObjectAllocator<T>{}, std::forward<Args>(args)...);
+}
 
 // Raw copy of bytes between devices (host<->device, device<->device); registered by backends.
 using MemcpyFn = void (*)(void* dst, Device dst_device, const void* src, Device src_device,

@@ -3,6 +3,7 @@
 
 #include <tapegrad/core/checked.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace tg {
@@ -35,7 +36,22 @@ TensorBase empty_strided(const Shape& shape, const Shape& strides, DType dtype, 
            " and strides ", strides, " have different lengths");
   const int64_t span = checked::storage_span("empty_strided", shape, strides);
   auto storage = make_storage(checked::nbytes("empty_strided", span, itemsize(dtype)), device);
-  return TensorBase(std::make_shared<TensorImpl>(std::move(storage), shape, strides, 0, dtype));
+  return TensorBase(make_pooled<TensorImpl>(std::move(storage), shape, strides, 0, dtype));
+}
+
+TensorBase empty_contiguous(const char* op, IntArrayRef shape, DType dtype, Device device) {
+  const size_t item = itemsize(dtype);
+  // max(size, 1) * ... * itemsize fits in int64, so no stride below can overflow.
+  const int64_t n = checked::numel(op, shape, item);
+  Shape strides(shape.size());
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= std::max<int64_t>(shape[i], 1);
+  }
+  auto storage = make_storage(static_cast<size_t>(n) * item, device);
+  return TensorBase(
+      make_pooled<TensorImpl>(std::move(storage), Shape(shape), std::move(strides), 0, dtype));
 }
 
 TensorBase make_view(const TensorBase& base, Shape shape, Shape strides, int64_t offset) {
@@ -43,8 +59,8 @@ TensorBase make_view(const TensorBase& base, Shape shape, Shape strides, int64_t
            " and strides ", strides, " have different lengths");
   checked::view_bounds("make_view", shape, strides, offset,
                        static_cast<int64_t>(base.impl()->storage->nbytes / itemsize(base.dtype())));
-  auto impl = std::make_shared<TensorImpl>(base.impl()->storage, std::move(shape),
-                                           std::move(strides), offset, base.dtype());
+  auto impl = make_pooled<TensorImpl>(base.impl()->storage, std::move(shape), std::move(strides),
+                                      offset, base.dtype());
   impl->view_base = base.impl()->view_base ? base.impl()->view_base : base.impl_ptr();
   return TensorBase(std::move(impl));
 }

@@ -25,6 +25,10 @@ namespace tg {
 // owns it through this base, to free it with the tensor, and never looks inside.
 struct AutogradMetaBase {
   virtual ~AutogradMetaBase() = default;
+  // From the small-object lists (allocate_object): every tensor that records has one. The sized
+  // delete gets the derived type's size through the virtual destructor.
+  static void* operator new(size_t n) { return allocate_object(n); }
+  static void operator delete(void* p, size_t n) noexcept { deallocate_object(p, n); }
 };
 
 struct TensorImpl {
@@ -79,6 +83,10 @@ class TensorBase {
 
 // Creation helpers used by kernels (no autograd, no checks beyond sizes).
 TensorBase empty_strided(const Shape& shape, const Shape& strides, DType dtype, Device device = {});
+// A fresh contiguous tensor: sizes that are negative or whose byte count overflows int64 raise a
+// ValueError naming `op`, before anything is allocated. (empty_strided's checks for any layout
+// cost more than this common case needs.)
+TensorBase empty_contiguous(const char* op, IntArrayRef shape, DType dtype, Device device = {});
 TensorBase make_view(const TensorBase& base, Shape shape, Shape strides, int64_t offset);
 TensorBase scalar_to_tensor(const Scalar& s, Device device = {});  // 0-d "wrapped number"
 

@@ -14,9 +14,7 @@ namespace {
 // A fresh contiguous tensor; sizes that are negative or whose byte count overflows raise a
 // ValueError naming `op` (the user's call), before anything is allocated.
 Tensor empty_for(const char* op, IntArrayRef shape, DType dtype, Device device) {
-  checked::numel(op, shape, itemsize(dtype));
-  Shape s(shape);
-  return empty_strided(s, contiguous_strides(s), dtype, device);
+  return Tensor(empty_contiguous(op, shape, dtype, device));
 }
 Tensor empty_cpu_then(IntArrayRef shape, DType dtype, const char* op = "empty") {
   return empty_for(op, shape, dtype, Device(kCPU));

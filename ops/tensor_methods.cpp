@@ -6,7 +6,7 @@
 namespace tg {
 
 Tensor Tensor::detach() const {
-  auto impl = std::make_shared<TensorImpl>(impl_->storage, impl_->shape, impl_->strides,
+  auto impl = make_pooled<TensorImpl>(impl_->storage, impl_->shape, impl_->strides,
                                            impl_->offset, impl_->dtype);
   return Tensor(std::move(impl));
 }

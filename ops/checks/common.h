@@ -31,11 +31,17 @@ inline void broadcastable(const char* op, const Tensor& a, const Tensor& b) {
 // A list of dims to reduce over a tensor of ndim dims: each in range (a 0-d tensor accepts 0 and
 // -1), none twice. An empty list means every dim.
 inline void reduce_dims(const char* op, int64_t ndim, IntArrayRef dims) {
-  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(ndim, 1)), false);
-  for (int64_t d : dims) {
-    const auto w = static_cast<size_t>(wrap_dim(op, d, ndim));
-    TG_CHECK(!seen[w], ValueError, op, "dim ", w, " appears multiple times in the list of dims");
-    seen[w] = true;
+  uint64_t seen = 0;  // a bit per dim below 64 (no allocation: every reduction checks this)
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t w = wrap_dim(op, dims[i], ndim);
+    bool repeated = false;
+    if (w < 64) {
+      repeated = (seen >> w) & 1;
+      seen |= uint64_t{1} << w;
+    } else {
+      for (size_t j = 0; j < i; ++j) repeated = repeated || wrap_dim(op, dims[j], ndim) == w;
+    }
+    TG_CHECK(!repeated, ValueError, op, "dim ", w, " appears multiple times in the list of dims");
   }
 }
 

@@ -581,7 +581,7 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
     inputs_list += "}";
   }
   c << "  if (!autograd::any_requires_grad(" << inputs_list << ")) return result;\n";
-  c << "  auto node = std::make_shared<generated::" << node << ">();\n";
+  c << "  auto node = make_pooled<generated::" << node << ">();\n";
   c << "  autograd::collect_inputs(*node, " << inputs_list << ");\n";
   std::string outs = "{";
   bool first = true;
