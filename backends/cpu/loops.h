@@ -206,6 +206,11 @@ void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
   // Every operand walks the innermost dim with step 1 (the usual broadcast, [m, n] + [n]): each
   // row is a flat loop over raw pointers, which vectorises, and needs no band / block walk.
   if (std::all_of(step.begin(), step.end(), [](int64_t s) { return s == 1; })) {
+    // The AVX2 clone only when the rows are written in place (a += b): there it takes far fewer
+    // cycles than the SSE2 loop, but writing a separate result ([m, n] + [n] out of place) it
+    // was measured slower than SSE2 on this machine's AMD EPYC (a flat [n] + [n] was not), so
+    // those rows keep the SSE2 loop. Both compute the same IEEE operations element by element.
+    const bool in_place = (... || (static_cast<const void*>(o) == ops.pointer()));
     auto unit_rows = [&](int64_t row_begin, int64_t row_end) {
       Shape index(outer_dims, 0);
       for (int64_t r = row_begin, d = static_cast<int64_t>(outer_dims) - 1; d >= 0; --d) {
@@ -217,7 +222,10 @@ void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
           std::array<int64_t, N> offset{};
           for (size_t k = 0; k < N; ++k)
             for (size_t d = 0; d < outer_dims; ++d) offset[k] += index[d] * strides[k][d];
-          flat_chunk(o + row * inner, 0, inner, fn, (std::get<K>(base) + offset[K])...);
+          if (in_place)
+            flat_chunk(o + row * inner, 0, inner, fn, (std::get<K>(base) + offset[K])...);
+          else
+            flat_chunk_base(o + row * inner, 0, inner, fn, (std::get<K>(base) + offset[K])...);
         }
         (std::index_sequence_for<In...>{});
         for (int64_t d = static_cast<int64_t>(outer_dims) - 1; d >= 0; --d) {
