@@ -14,16 +14,6 @@
 #include "nn_ops_kernels.h"
 
 namespace tg::cuda {
-namespace {
-
-Tensor dense_as(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype && t.is_contiguous()) return t;
-  Tensor out = empty(t.shape(), dtype, t.device());
-  copy_data(out, t);
-  return out;
-}
-
-}  // namespace
 
 std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& query, const Tensor& key,
                                                         const Tensor& value,

@@ -8,18 +8,11 @@
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/factories.h>
 
+#include "layout.h"
 #include "norm_kernels.h"
 
 namespace tg::cuda {
 namespace {
-
-// t as a contiguous tensor of dtype (t itself when it already is one).
-Tensor dense_as(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype && t.is_contiguous()) return t;
-  Tensor out = empty(t.shape(), dtype, t.device());
-  copy_data(out, t);
-  return out;
-}
 
 // An optional per-channel tensor as float64 (undefined stays undefined).
 Tensor channel_values(const Tensor& t) { return t.defined() ? dense_as(t, kFloat64) : Tensor(); }

@@ -8,18 +8,12 @@
 #include <tapegrad/generated/tensor.h>
 #include <tapegrad/ops/factories.h>
 
+#include "layout.h"
 #include "device_errors.h"
 #include "sort_kernels.h"
 
 namespace tg::cuda {
 namespace {
-
-Tensor dense_as(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype && t.is_contiguous()) return t;
-  Tensor out = empty(t.shape(), dtype, t.device());
-  copy_data(out, t);
-  return out;
-}
 
 // The first k elements of each row along dim, in order, and their indices (k = size: sort).
 std::tuple<Tensor, Tensor> ordered_rows(const char* op, const Tensor& self, int64_t dim, int64_t k,
