@@ -45,4 +45,7 @@ inline Tensor dense_as(const Tensor& t, DType dtype) {
   return out;
 }
 
+// t as a contiguous tensor of its own dtype.
+inline Tensor dense(const Tensor& t) { return dense_as(t, t.dtype()); }
+
 }  // namespace tg::cuda
