@@ -19,9 +19,7 @@ namespace {
 std::tuple<Tensor, Tensor> ordered_rows(const char* op, const Tensor& self, int64_t dim, int64_t k,
                                         bool descending) {
   const int64_t d = self.dim() == 0 ? 0 : wrap_dim(op, dim, self.dim());
-  detail::SortRows l;
-  for (int64_t j = 0; j < self.dim(); ++j)
-    (j < d ? l.outer : j == d ? l.size : l.inner) *= self.size(j);
+  const detail::SortRows l = shared::row_layout(self.shape(), d);
   Shape shape = self.shape();
   if (self.dim() > 0) shape[static_cast<size_t>(d)] = k;
   Tensor values = empty(shape, self.dtype(), self.device());
