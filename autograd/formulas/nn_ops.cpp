@@ -51,8 +51,8 @@ Tensor embedding_backward(const Tensor& grad, const Shape& weight_shape, const T
                           std::optional<int64_t> padding_idx) {
   const int64_t n = indices.numel();
   const Tensor rows = reshape(grad, {n, weight_shape[1]});
-  const Tensor out =
-      index_add(zeros(weight_shape, grad.dtype(), grad.device()), 0, reshape(indices, {n}), rows);
+  // One pass (zeros where no index points): index_add into zeros cloned the zeros first.
+  const Tensor out = index_select_backward(rows, weight_shape, 0, reshape(indices, {n}));
   if (!padding_idx) return out;
   const int64_t pad = *padding_idx < 0 ? *padding_idx + weight_shape[0] : *padding_idx;
   return index_fill_scalar(out, 0, scalar_tensor(pad, kInt64, grad.device()), 0);

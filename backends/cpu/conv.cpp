@@ -3,14 +3,24 @@
 // (K = in_channels / groups * kH * kW, L = OH * OW): the whole batch in one GEMM, so the small
 // images of a CNN still make one large product. conv1d runs as a conv2d of height 1 (the same
 // memory: every tensor below is contiguous).
+//
+// With BLAS, float32/float64 convolutions run in chunks of images instead (conv_blas below): a
+// chunk's column matrix (about 512 KiB) stays in cache between im2col and the GEMM that reads it,
+// a single image's GEMM writes the output (or reads the output gradient) in place, and each pass
+// builds only the matrices it needs.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include <tapegrad/core/conv_geometry.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/factories.h>
+
+#ifdef TG_WITH_BLAS
+#include <cblas.h>
+#endif
 
 namespace tg::cpu {
 
@@ -162,10 +172,108 @@ Tensor transposed(const Tensor& m) {
                    {m.strides()[0], m.strides()[2], m.strides()[1]}, m.storage_offset());
 }
 
+#ifdef TG_WITH_BLAS
+// ---- the BLAS path: chunks of images ----------------------------------------------------------
+
+// C = A' B' + beta C, row-major, A' = A or A^T (M x K), B' = B or B^T (K x N).
+template <typename T> void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A,
+                                int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+  const auto a = ta ? CblasTrans : CblasNoTrans, b = tb ? CblasTrans : CblasNoTrans;
+  const auto i = [](int64_t v) { return static_cast<int>(v); };
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, a, b, i(M), i(N), i(K), 1.0f, A, i(lda), B, i(ldb), beta, C, i(ldc));
+  else
+    cblas_dgemm(CblasRowMajor, a, b, i(M), i(N), i(K), 1.0, A, i(lda), B, i(ldb), beta, C, i(ldc));
+}
+
+// Images per chunk: as many as keep the chunk's column matrix near 2^17 elements (L2-sized).
+int64_t images_per_chunk(const ConvGeometry& g) {
+  const int64_t per_image = std::max<int64_t>(1, g.c * g.kh * g.kw * g.oh * g.ow);
+  return std::clamp<int64_t>((int64_t{1} << 17) / per_image, 1, std::max<int64_t>(g.n, 1));
+}
+
+// Whether conv_blas takes the call: BLAS's int sizes hold, and no size is 0 (those keep the
+// general path's explicit zeros).
+bool blas_fits(const ConvGeometry& g) {
+  const int64_t rows = g.c * g.kh * g.kw, cols = images_per_chunk(g) * g.oh * g.ow;
+  return g.n > 0 && g.c > 0 && g.oc > 0 && cols > 0 && rows * cols <= INT32_MAX &&
+         g.oc * cols <= INT32_MAX;
+}
+
+// The three passes over chunks of images; sub is g restricted to images [n0, n0 + sub.n).
+template <typename T> struct ConvBlas {
+  const ConvGeometry& g;
+  int64_t L = g.oh * g.ow, K = g.cols_rows(), ocg = g.oc / g.groups, in_plane = g.c * g.h * g.w;
+  int64_t chunk = images_per_chunk(g);
+  Tensor cols_buf = empty({g.groups * K * chunk * L}, dtype_of<T>(), Device{});
+  Tensor out_buf = chunk > 1 ? empty({g.oc * chunk * L}, dtype_of<T>(), Device{}) : Tensor();
+
+  template <typename Fn> void for_chunks(Fn fn) {
+    for (int64_t n0 = 0; n0 < g.n; n0 += chunk) {
+      ConvGeometry sub = g;
+      sub.n = std::min(chunk, g.n - n0);
+      fn(n0, sub, sub.n * L);
+    }
+  }
+  // gy's chunk as [OC, n * L]: itself for one image, else through out_buf.
+  const T* channel_major_chunk(const T* gy, const ConvGeometry& sub) {
+    if (sub.n == 1) return gy;
+    to_channel_major(gy, sub, out_buf.data<T>());
+    return out_buf.data<T>();
+  }
+
+  void forward(const T* x, const T* w, const T* bias, T* y) {
+    for_chunks([&](int64_t n0, const ConvGeometry& sub, int64_t NL) {
+      T* cols = cols_buf.data<T>();
+      im2col(x + n0 * in_plane, sub, cols);
+      T* yc = y + n0 * g.oc * L;
+      T* out = sub.n == 1 ? yc : out_buf.data<T>();
+      for (int64_t gi = 0; gi < g.groups; ++gi)
+        gemm<T>(false, false, ocg, NL, K, w + gi * ocg * K, K, cols + gi * K * NL, NL, T(0),
+                out + gi * ocg * NL, NL);
+      if (sub.n > 1 || bias) from_channel_major(out, bias, sub, yc);  // in place for one image
+    });
+  }
+  void backward_input(const T* gy, const T* w, T* gx) {
+    for_chunks([&](int64_t n0, const ConvGeometry& sub, int64_t NL) {
+      const T* gym = channel_major_chunk(gy + n0 * g.oc * L, sub);
+      T* gcols = cols_buf.data<T>();
+      for (int64_t gi = 0; gi < g.groups; ++gi)
+        gemm<T>(true, false, K, NL, ocg, w + gi * ocg * K, K, gym + gi * ocg * NL, NL, T(0),
+                gcols + gi * K * NL, NL);
+      col2im(gcols, sub, gx + n0 * in_plane);
+    });
+  }
+  // gw = the sum over chunks, in chunk order (deterministic whatever the thread count).
+  void backward_weight(const T* gy, const T* x, T* gw) {
+    for_chunks([&](int64_t n0, const ConvGeometry& sub, int64_t NL) {
+      T* cols = cols_buf.data<T>();
+      im2col(x + n0 * in_plane, sub, cols);
+      const T* gym = channel_major_chunk(gy + n0 * g.oc * L, sub);
+      for (int64_t gi = 0; gi < g.groups; ++gi)
+        gemm<T>(false, true, ocg, K, NL, gym + gi * ocg * NL, NL, cols + gi * K * NL, NL,
+                T(n0 == 0 ? 0 : 1), gw + gi * ocg * K, K);
+    });
+  }
+};
+#endif
+
 Tensor conv_forward(const Tensor& self, const Tensor& weight, const Tensor& bias,
                     const ConvGeometry& g) {
   Tensor y = empty(g.output_shape(), self.dtype(), self.device());
   if (y.numel() == 0) return y;
+#ifdef TG_WITH_BLAS
+  if (blas_fits(g)) {
+    const Tensor x = self.contiguous(), w = weight.contiguous();
+    const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
+    visit_floating("conv", self.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ConvBlas<T>{g}.forward(x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr,
+                             y.data<T>());
+    });
+    return y;
+  }
+#endif
   // [groups, OCg, K] @ [groups, K, N * L] = [OC, N * L]; with K = 0 the product is zeros.
   const Tensor out = cpu::matmul(weight_matrices(weight, g), columns(self, g));
   const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
@@ -203,6 +311,16 @@ Tensor conv_backward_input(const Tensor& grad_output, const Tensor& weight, IntA
     fill_data(gx, 0);
     return gx;
   }
+#ifdef TG_WITH_BLAS
+  if (blas_fits(g)) {
+    const Tensor gy = grad_output.contiguous(), w = weight.contiguous();
+    visit_floating("conv_backward_input", gx.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ConvBlas<T>{g}.backward_input(gy.data<T>(), w.data<T>(), gx.data<T>());
+    });
+    return gx;
+  }
+#endif
   // [groups, K, OCg] @ [groups, OCg, N * L] = the column matrix of the input's gradient.
   const Tensor gcols =
       cpu::matmul(transposed(weight_matrices(weight, g)), channel_major(grad_output, g));
@@ -224,6 +342,16 @@ Tensor conv_backward_weight(const Tensor& grad_output, const Tensor& input, IntA
     fill_data(gw, 0);
     return gw;
   }
+#ifdef TG_WITH_BLAS
+  if (blas_fits(g)) {
+    const Tensor gy = grad_output.contiguous(), x = input.contiguous();
+    visit_floating("conv_backward_weight", gw.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ConvBlas<T>{g}.backward_weight(gy.data<T>(), x.data<T>(), gw.data<T>());
+    });
+    return gw;
+  }
+#endif
   // [groups, OCg, N * L] @ [groups, N * L, K] = [groups, OCg, K] = the weight's layout.
   const Tensor m = cpu::matmul(channel_major(grad_output, g), transposed(columns(input, g)));
   copy_data(gw, make_view(m, gw.shape(), gw.strides(), m.storage_offset()));

@@ -98,8 +98,37 @@ template <typename T> struct Broadcast {
 // ---- the flat loop ---------------------------------------------------------------------------
 
 template <typename Out, typename Fn, typename... Src>
-void flat_chunk(Out* __restrict out, int64_t begin, int64_t end, const Fn& fn, Src... src) {
+void flat_chunk_base(Out* __restrict out, int64_t begin, int64_t end, const Fn& fn, Src... src) {
   for (int64_t i = begin; i < end; ++i) out[i] = static_cast<Out>(fn(src[i]...));
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same loop compiled for AVX2 (8 floats per instruction instead of SSE2's 4), taken at run
+// time on CPUs that have it, for float32 outputs of unary and binary ops only (each clone is
+// code: the other dtypes are rarely the hot ones). Operations are the same IEEE ones, element
+// by element, so results match the SSE2 loop's.
+template <typename Out, typename Fn, typename... Src>
+__attribute__((target("avx2"))) void flat_chunk_avx2(Out* __restrict out, int64_t begin,
+                                                     int64_t end, const Fn& fn, Src... src) {
+  for (int64_t i = begin; i < end; ++i) out[i] = static_cast<Out>(fn(src[i]...));
+}
+inline bool cpu_has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#endif
+
+template <typename Out, typename Fn, typename... Src>
+void flat_chunk(Out* __restrict out, int64_t begin, int64_t end, const Fn& fn, Src... src) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if constexpr (std::is_same_v<Out, float> && sizeof...(Src) <= 2) {
+    if (cpu_has_avx2()) {
+      flat_chunk_avx2(out, begin, end, fn, src...);
+      return;
+    }
+  }
+#endif
+  flat_chunk_base(out, begin, end, fn, src...);
 }
 
 template <typename Out, typename Fn, typename... Src>

@@ -79,22 +79,30 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
 
 namespace {
 
-// Sum of p[0, n) in double, with four independent accumulators (no serial add chain).
-template <typename T> double row_sum(const T* p, int64_t n) {
-  double acc[4] = {0, 0, 0, 0};
+// Row sums in double with kLanes independent accumulators: the compiler keeps them in vector
+// registers, so no add waits on the one before (a single accumulator made the backward's sums a
+// serial chain of n dependent adds per row).
+constexpr int kLanes = 16;
+
+// Sum of p[0, n) in double.
+template <typename T> __attribute__((always_inline)) inline double row_sum(const T* p, int64_t n) {
+  double acc[kLanes] = {};
   int64_t j = 0;
-  for (; j + 4 <= n; j += 4)
-    for (int k = 0; k < 4; ++k) acc[k] += static_cast<double>(p[j + k]);
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) acc[k] += static_cast<double>(p[j + k]);
   for (; j < n; ++j) acc[0] += static_cast<double>(p[j]);
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  double total = 0;
+  for (double v : acc) total += v;
+  return total;
 }
 
 // Sum of (p[j] - mean)^2 over [0, n), the same way.
-template <typename T> double row_sum_sq(const T* p, int64_t n, double mean) {
-  double acc[4] = {0, 0, 0, 0};
+template <typename T>
+__attribute__((always_inline)) inline double row_sum_sq(const T* p, int64_t n, double mean) {
+  double acc[kLanes] = {};
   int64_t j = 0;
-  for (; j + 4 <= n; j += 4)
-    for (int k = 0; k < 4; ++k) {
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) {
       const double d = static_cast<double>(p[j + k]) - mean;
       acc[k] += d * d;
     }
@@ -102,7 +110,151 @@ template <typename T> double row_sum_sq(const T* p, int64_t n, double mean) {
     const double d = static_cast<double>(p[j]) - mean;
     acc[0] += d * d;
   }
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  double total = 0;
+  for (double v : acc) total += v;
+  return total;
+}
+
+struct RowStats {
+  double mean, rstd;
+};
+template <typename T>
+__attribute__((always_inline)) inline RowStats row_stats(const T* xr, int64_t n, double eps) {
+  const double mean = row_sum(xr, n) / static_cast<double>(n);
+  const double var = row_sum_sq(xr, n, mean) / static_cast<double>(n);
+  return {mean, 1 / std::sqrt(var + eps)};
+}
+
+// The forward of rows [begin, end): mean, then the biased variance around it (two passes in
+// cache, exact), then the output.
+template <typename T>
+__attribute__((always_inline)) inline void forward_rows(const T* in, const T* wp, const T* bp, T* o,
+                                                        int64_t n, double eps, int64_t begin,
+                                                        int64_t end) {
+  for (int64_t r = begin; r < end; ++r) {
+    const T* xr = in + r * n;
+    T* orow = o + r * n;
+    const RowStats st = row_stats(xr, n, eps);
+    const T m = static_cast<T>(st.mean), rstd = static_cast<T>(st.rstd);
+    for (int64_t j = 0; j < n; ++j) {
+      T y = (xr[j] - m) * rstd;
+      if (wp) y *= wp[j];
+      if (bp) y += bp[j];
+      orow[j] = y;
+    }
+  }
+}
+
+// The backward's first pass over rows [begin, end); see layer_norm_backward.
+template <typename T>
+__attribute__((always_inline)) inline void backward_rows(const T* xp, const T* dp, const T* wp,
+                                                         T* gi, T* means, T* rstds, int64_t n,
+                                                         double eps, int64_t begin, int64_t end) {
+  for (int64_t r = begin; r < end; ++r) {
+    const T* xr = xp + r * n;
+    const T* dr = dp + r * n;
+    T* gr = gi + r * n;
+    const RowStats st = row_stats(xr, n, eps);
+    const T m = static_cast<T>(st.mean), rstd = static_cast<T>(st.rstd);
+    means[r] = m;
+    rstds[r] = rstd;
+    double a[kLanes] = {}, b[kLanes] = {};
+    int64_t j = 0;
+    for (; j + kLanes <= n; j += kLanes)
+      for (int k = 0; k < kLanes; ++k) {
+        const T g = wp ? dr[j + k] * wp[j + k] : dr[j + k];
+        a[k] += static_cast<double>(g);
+        b[k] += static_cast<double>(g) * static_cast<double>((xr[j + k] - m) * rstd);
+      }
+    for (; j < n; ++j) {
+      const T g = wp ? dr[j] * wp[j] : dr[j];
+      a[0] += static_cast<double>(g);
+      b[0] += static_cast<double>(g) * static_cast<double>((xr[j] - m) * rstd);
+    }
+    double sa = 0, sb = 0;
+    for (int k = 0; k < kLanes; ++k) {
+      sa += a[k];
+      sb += b[k];
+    }
+    const T mean_g = static_cast<T>(sa / static_cast<double>(n));
+    const T mean_gx = static_cast<T>(sb / static_cast<double>(n));
+    for (j = 0; j < n; ++j) {
+      const T g = wp ? dr[j] * wp[j] : dr[j];
+      gr[j] = rstd * (g - mean_g - (xr[j] - m) * rstd * mean_gx);
+    }
+  }
+}
+
+// The backward's second pass: sums over rows of grad_output x^ (sw) and grad_output (sb) for the
+// columns [lo, hi), walking each row's run in memory order.
+template <typename T>
+__attribute__((always_inline)) inline void column_sums(const T* xp, const T* dp, const T* means,
+                                                       const T* rstds, int64_t rows, int64_t n,
+                                                       int64_t lo, int64_t hi, double* sw,
+                                                       double* sb) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = xp + r * n;
+    const T* dr = dp + r * n;
+    const T m = means[r], rstd = rstds[r];
+    for (int64_t j = lo; j < hi; ++j) {
+      sw[j - lo] += static_cast<double>(dr[j] * ((xr[j] - m) * rstd));
+      sb[j - lo] += static_cast<double>(dr[j]);
+    }
+  }
+}
+
+// The three passes compiled a second time for AVX2 (the library targets baseline x86-64, where
+// a float -> double conversion handles two values per instruction), picked at run time.
+#if defined(__x86_64__) && defined(__GNUC__)
+template <typename T>
+__attribute__((target("avx2"))) void forward_rows_avx2(const T* in, const T* wp, const T* bp, T* o,
+                                                       int64_t n, double eps, int64_t begin,
+                                                       int64_t end) {
+  forward_rows(in, wp, bp, o, n, eps, begin, end);
+}
+template <typename T>
+__attribute__((target("avx2"))) void backward_rows_avx2(const T* xp, const T* dp, const T* wp,
+                                                        T* gi, T* means, T* rstds, int64_t n,
+                                                        double eps, int64_t begin, int64_t end) {
+  backward_rows(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
+}
+template <typename T>
+__attribute__((target("avx2"))) void column_sums_avx2(const T* xp, const T* dp, const T* means,
+                                                      const T* rstds, int64_t rows, int64_t n,
+                                                      int64_t lo, int64_t hi, double* sw,
+                                                      double* sb) {
+  column_sums(xp, dp, means, rstds, rows, n, lo, hi, sw, sb);
+}
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#endif
+
+template <typename T> void forward_dispatch(const T* in, const T* wp, const T* bp, T* o, int64_t n,
+                                            double eps, int64_t begin, int64_t end) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (has_avx2()) return forward_rows_avx2(in, wp, bp, o, n, eps, begin, end);
+#endif
+  forward_rows(in, wp, bp, o, n, eps, begin, end);
+}
+
+template <typename T> void backward_dispatch(const T* xp, const T* dp, const T* wp, T* gi, T* means,
+                                             T* rstds, int64_t n, double eps, int64_t begin,
+                                             int64_t end) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (has_avx2()) return backward_rows_avx2(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
+#endif
+  backward_rows(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
+}
+
+template <typename T> void column_dispatch(const T* xp, const T* dp, const T* means, const T* rstds,
+                                           int64_t rows, int64_t n, int64_t lo, int64_t hi,
+                                           double* sw, double* sb) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (has_avx2()) return column_sums_avx2(xp, dp, means, rstds, rows, n, lo, hi, sw, sb);
+#endif
+  column_sums(xp, dp, means, rstds, rows, n, lo, hi, sw, sb);
 }
 
 }  // namespace
@@ -122,23 +274,9 @@ Tensor layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor
     const T* wp = w.defined() ? w.data<T>() : nullptr;
     const T* bp = b.defined() ? b.data<T>() : nullptr;
     T* o = out.data<T>();
-    // Per row, in cache: mean, then the biased variance around it (two passes, exact), then write.
     parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n),
                  [&](int64_t begin, int64_t end) {
-                   for (int64_t r = begin; r < end; ++r) {
-                     const T* xr = in + r * n;
-                     T* orow = o + r * n;
-                     const double mean = row_sum(xr, n) / static_cast<double>(n);
-                     const double var = row_sum_sq(xr, n, mean) / static_cast<double>(n);
-                     const T m = static_cast<T>(mean),
-                             rstd = static_cast<T>(1 / std::sqrt(var + eps));
-                     for (int64_t j = 0; j < n; ++j) {
-                       T y = (xr[j] - m) * rstd;
-                       if (wp) y *= wp[j];
-                       if (bp) y += bp[j];
-                       orow[j] = y;
-                     }
-                   }
+                   forward_dispatch(in, wp, bp, o, n, eps, begin, end);
                  });
   });
   return out;
@@ -174,28 +312,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output
     T* gi = grad_input.data<T>();
     std::vector<T> means(static_cast<size_t>(rows)), rstds(static_cast<size_t>(rows));
     parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t lo, int64_t hi) {
-      for (int64_t r = lo; r < hi; ++r) {
-        const T* xr = xp + r * n;
-        const T* dr = dp + r * n;
-        T* gr = gi + r * n;
-        const double mean = row_sum(xr, n) / static_cast<double>(n);
-        const double var = row_sum_sq(xr, n, mean) / static_cast<double>(n);
-        const T m = static_cast<T>(mean), rstd = static_cast<T>(1 / std::sqrt(var + eps));
-        means[static_cast<size_t>(r)] = m;
-        rstds[static_cast<size_t>(r)] = rstd;
-        double a = 0, b = 0;
-        for (int64_t j = 0; j < n; ++j) {
-          const T g = wp ? dr[j] * wp[j] : dr[j];
-          a += static_cast<double>(g);
-          b += static_cast<double>(g) * static_cast<double>((xr[j] - m) * rstd);
-        }
-        const T mean_g = static_cast<T>(a / static_cast<double>(n));
-        const T mean_gx = static_cast<T>(b / static_cast<double>(n));
-        for (int64_t j = 0; j < n; ++j) {
-          const T g = wp ? dr[j] * wp[j] : dr[j];
-          gr[j] = rstd * (g - mean_g - (xr[j] - m) * rstd * mean_gx);
-        }
-      }
+      backward_dispatch(xp, dp, wp, gi, means.data(), rstds.data(), n, eps, lo, hi);
     });
     T* gw = grad_weight.data<T>();
     T* gb = grad_bias.data<T>();
@@ -203,15 +320,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output
     const int64_t block = std::max<int64_t>(256, n / std::max(1, get_num_threads()));
     parallel_for(0, n, block, [&](int64_t lo, int64_t hi) {
       std::vector<double> sw(static_cast<size_t>(hi - lo)), sb(static_cast<size_t>(hi - lo));
-      for (int64_t r = 0; r < rows; ++r) {
-        const T* xr = xp + r * n;
-        const T* dr = dp + r * n;
-        const T m = means[static_cast<size_t>(r)], rstd = rstds[static_cast<size_t>(r)];
-        for (int64_t j = lo; j < hi; ++j) {
-          sw[static_cast<size_t>(j - lo)] += static_cast<double>(dr[j] * ((xr[j] - m) * rstd));
-          sb[static_cast<size_t>(j - lo)] += static_cast<double>(dr[j]);
-        }
-      }
+      column_dispatch(xp, dp, means.data(), rstds.data(), rows, n, lo, hi, sw.data(), sb.data());
       for (int64_t j = lo; j < hi; ++j) {
         gw[j] = static_cast<T>(sw[static_cast<size_t>(j - lo)]);
         gb[j] = static_cast<T>(sb[static_cast<size_t>(j - lo)]);

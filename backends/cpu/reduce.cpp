@@ -159,6 +159,7 @@ template <typename T, bool Greater> struct ExtremeOp {
   }
   static T step(T a, T v) { return better(v, a) ? v : a; }
   static T merge(T a, T b) { return step(a, b); }
+  static constexpr bool kGreater = Greater;  // marks the extreme ops for reduce_row_lanes
 };
 
 // ---- the reduction driver --------------------------------------------------------------------
@@ -169,18 +170,70 @@ constexpr int64_t kColumnBlock = 4096;         // most accumulators per column t
 constexpr int64_t kMinColumnBlock = 64;
 
 // One row with kLanes independent accumulators: the compiler turns them into vector registers.
+// Two cases have their own loops, which the compiler vectorises where the generic one does not
+// (or only with conversions):
+// - float32 sums: each lane adds kSumBlock values in float32 (from 0), then into its double
+//   accumulator. A lane's float32 partial sum of 8 values is off by at most 7 u sum|x| (u = 2^-24),
+//   so a sum's error is at most 7 u sum|x_i| plus the final rounding to float32 (the double
+//   additions add n 2^-53 sum|x_i|); docs/SEMANTICS.md states it.
+// - max/min of floating values: a plain compare-and-select per lane, and a separate "NaN seen"
+//   flag per lane; a row with a NaN returns its first NaN (NaN wins, as in PyTorch). Ties keep the
+//   first value per lane, as the generic loop does.
 template <typename Op, typename Acc, typename T>
 __attribute__((always_inline)) inline Acc reduce_row_lanes(const T* p, int64_t n) {
   constexpr int kLanes = 32;
-  Acc acc[kLanes];
-  for (Acc& a : acc) a = Op::identity();
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int k = 0; k < kLanes; ++k) acc[k] = Op::step(acc[k], p[i + k]);
-  Acc result = Op::identity();
-  for (int k = 0; k < kLanes; ++k) result = Op::merge(result, acc[k]);
-  for (; i < n; ++i) result = Op::step(result, p[i]);
-  return result;
+  if constexpr (std::is_same_v<Op, SumOp<double>> && std::is_same_v<T, float>) {
+    constexpr int kSumBlock = 8;
+    double acc[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes * kSumBlock <= n; i += kLanes * kSumBlock) {
+      float part[kLanes] = {};
+      for (int b = 0; b < kSumBlock; ++b)
+        for (int k = 0; k < kLanes; ++k) part[k] += p[i + b * kLanes + k];
+      for (int k = 0; k < kLanes; ++k) acc[k] += part[k];
+    }
+    for (; i + kLanes <= n; i += kLanes)
+      for (int k = 0; k < kLanes; ++k) acc[k] += p[i + k];
+    double result = 0;
+    for (int k = 0; k < kLanes; ++k) result += acc[k];
+    for (; i < n; ++i) result += p[i];
+    return result;
+  } else if constexpr (requires { Op::kGreater; } && std::is_floating_point_v<T>) {
+    T acc[kLanes];
+    int nan[kLanes] = {};
+    for (T& a : acc) a = Op::identity();
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      for (int k = 0; k < kLanes; ++k) {
+        const T v = p[i + k];
+        acc[k] = (Op::kGreater ? v > acc[k] : v < acc[k]) ? v : acc[k];
+        nan[k] |= v != v;
+      }
+    T result = Op::identity();
+    int any_nan = 0;
+    for (int k = 0; k < kLanes; ++k) {
+      result = (Op::kGreater ? acc[k] > result : acc[k] < result) ? acc[k] : result;
+      any_nan |= nan[k];
+    }
+    for (; i < n; ++i) {
+      result = (Op::kGreater ? p[i] > result : p[i] < result) ? p[i] : result;
+      any_nan |= p[i] != p[i];
+    }
+    if (any_nan)
+      for (int64_t j = 0; j < n; ++j)
+        if (p[j] != p[j]) return p[j];
+    return result;
+  } else {
+    Acc acc[kLanes];
+    for (Acc& a : acc) a = Op::identity();
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      for (int k = 0; k < kLanes; ++k) acc[k] = Op::step(acc[k], p[i + k]);
+    Acc result = Op::identity();
+    for (int k = 0; k < kLanes; ++k) result = Op::merge(result, acc[k]);
+    for (; i < n; ++i) result = Op::step(result, p[i]);
+    return result;
+  }
 }
 
 // The same loop compiled a second time for AVX2, picked at run time on CPUs that have it (the

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace tg::cpu::vec::impl {
 
@@ -70,12 +71,57 @@ struct Sigmoid {
     return x < typename V::Vec{} ? e * r : r;
   }
 };
+// Phi(x) = erfc(-x/sqrt2) / 2 for float32 lanes on the FMA ISAs, and e = exp(-x^2/2) (gelu's
+// backward reuses it). SLEEF's erfcf costs about 14 of its expf (it works in double-float
+// arithmetic); this costs one expf, a division and 17 multiply-adds, within the ULP bounds of
+// docs/SEMANTICS.md. For |x/sqrt2| < 0.5, Phi = (1 + erf(z)) / 2 with erf(z) = z Q(z^2)
+// (Phi >= 0.24, no cancellation); beyond, with u = |x|/sqrt2 and erfc(u) = exp(-u^2) t P(t),
+// t = 1 / (1 + u/2) (P fits erfcx(u) / t, smooth on (0, 1]): Phi = erfc(u)/2 for x < 0 (no
+// 1 + erf to cancel) and 1 - erfc(u)/2 for x > 0 (>= 0.5). exp takes -(x*x)/2, not -u*u: one
+// rounding before the exponential magnifies it by x^2/2 instead of three. P and Q come from
+// fit_gelu_erf.py (relative error 1.1e-8 and 1e-10 before float32 rounding).
+template <class V> struct PhiFloat {
+  using Vec = typename V::Vec;
+  Vec small;      // (1 + erf(x/sqrt2)) / 2: Phi where `is_small`
+  Vec half_erfc;  // erfc(|x|/sqrt2) / 2 = half_erfcx * e
+  Vec half_erfcx;
+  Vec e;  // exp(-x^2/2)
+  decltype(Vec{} < Vec{}) is_small, negative;
+
+  explicit PhiFloat(Vec x) {
+    static constexpr float kP[] = {0.282094806f,  0.282093853f,   0.246880591f, 0.175376743f,
+                                   0.0930012316f, -0.0572353192f, 0.127096862f, -0.446989208f,
+                                   0.486190021f,  -0.230863437f,  0.042353861f};
+    static constexpr float kQ[] = {1.12837923f,   -0.376126379f,  0.112837173f,
+                                   -0.026857337f, 0.00517632067f, -0.000734465022f};
+    const Vec z = x * float(M_SQRT1_2);
+    const Vec u = V::fabs(z);
+    const Vec t = 1.0f / (1.0f + 0.5f * u);
+    Vec p = Vec{} + kP[10];
+    for (int k = 9; k >= 0; --k) p = p * t + kP[k];
+    e = V::exp(-0.5f * (x * x));
+    half_erfcx = 0.5f * (t * p);
+    half_erfc = e * half_erfcx;
+    const Vec z2 = z * z;
+    Vec q = Vec{} + kQ[5];
+    for (int k = 4; k >= 0; --k) q = q * z2 + kQ[k];
+    small = 0.5f + 0.5f * (z * q);
+    is_small = u < 0.5f;
+    negative = x < Vec{};
+  }
+  Vec phi() const { return is_small ? small : negative ? half_erfc : 1.0f - half_erfc; }
+};
+
 // erfc(-x/sqrt2) rather than 1 + erf(x/sqrt2): no cancellation for negative x, where 1 + erf
-// loses every digit.
+// loses every digit. float32 takes phi_float above, float64 SLEEF's erfc.
 struct GeluErf {
   template <class V> static typename V::Vec f(typename V::Vec x) {
     using T = typename V::T;
-    return T(0.5) * x * V::erfc(x * T(-M_SQRT1_2));
+    if constexpr (std::is_same_v<T, float> && V::fma) {
+      return x * PhiFloat<V>(x).phi();
+    } else {
+      return T(0.5) * x * V::erfc(x * T(-M_SQRT1_2));
+    }
   }
 };
 // sigmoid(v) and sigmoid(v) * (1 - sigmoid(v)) from e = exp(-|v|), which never overflows:
@@ -106,9 +152,20 @@ struct Softplus {
 struct GeluErfGrad {
   template <class V> static typename V::Vec f(typename V::Vec g, typename V::Vec x) {
     using T = typename V::T;
-    const typename V::Vec cdf = T(0.5) * V::erfc(x * T(-M_SQRT1_2));
-    const typename V::Vec pdf = V::exp(T(-0.5) * x * x) * T(0.5 * M_2_SQRTPI * M_SQRT1_2);
-    return g * (cdf + x * pdf);
+    constexpr T kPdf = T(0.5 * M_2_SQRTPI * M_SQRT1_2);  // 1 / sqrt(2 pi)
+    if constexpr (std::is_same_v<T, float> && V::fma) {
+      // Phi + x phi with the common factor e taken out where Phi has it (x phi = e x kPdf):
+      // e's rounding then scales with the sum, not with the larger term, near the zero at -0.75.
+      const PhiFloat<V> c(x);
+      const typename V::Vec xpdf = x * kPdf;
+      const typename V::Vec tail =
+          c.negative ? c.e * (c.half_erfcx + xpdf) : 1.0f + c.e * (xpdf - c.half_erfcx);
+      return g * (c.is_small ? c.small + c.e * xpdf : tail);
+    } else {
+      const typename V::Vec cdf = T(0.5) * V::erfc(x * T(-M_SQRT1_2));
+      const typename V::Vec pdf = V::exp(T(-0.5) * x * x) * kPdf;
+      return g * (cdf + x * pdf);
+    }
   }
 };
 // gelu = x s with s = sigmoid(2u): d/dx = s + x s (1 - s) 2u'. x is clamped to +-1e4 first
@@ -140,12 +197,20 @@ template <class V> Kernels<typename V::T> kernels() {
 }  // namespace tg::cpu::vec::impl
 
 // The traits of one vector type: `lanes` is SLEEF's name for it (f8: 8 floats, d4: 4 doubles),
-// `isa` its ISA suffix (avx2).
+// `isa` its ISA suffix (avx2). `fma`: whether the TU is built with fused multiply-adds (the
+// float32 Phi of gelu relies on their single rounding for its ULP bound; without them, as in the
+// SSE2 baseline, gelu keeps SLEEF's erfc).
+#ifdef __FMA__
+#define TG_SIMD_FMA true
+#else
+#define TG_SIMD_FMA false
+#endif
 #define TG_SLEEF_TRAITS(Name, T_, Vec_, W_, lanes, isa, load_, store_)        \
   struct Name {                                                               \
     using T = T_;                                                             \
     using Vec = Vec_;                                                         \
     static constexpr int W = W_;                                              \
+    static constexpr bool fma = TG_SIMD_FMA;                                  \
     static Vec load(const T* p) { return load_(p); }                          \
     static void store(T* p, Vec v) { store_(p, v); }                          \
     static Vec exp(Vec x) { return Sleef_exp##lanes##_u10##isa(x); }          \
