@@ -16,18 +16,14 @@
 #include <tapegrad/core/cuda.h>
 #include <tapegrad/tapegrad.h>
 
+#include "test_helpers.h"
+
 namespace {
 
 using tg::Shape;
 using tg::Tensor;
-
-struct Rng {
-  std::mt19937_64 gen;
-  int64_t uniform(int64_t lo, int64_t hi) {  // [lo, hi]
-    return std::uniform_int_distribution<int64_t>(lo, hi)(gen);
-  }
-  bool coin(double p = 0.5) { return std::bernoulli_distribution(p)(gen); }
-};
+using tg_test::differs;
+using tg_test::Rng;
 
 Tensor values(Rng& rng, const Shape& shape) {
   static const double kPool[] = {-2, -1, -0.5, 0, 0, 0.5, 1, 1, 2, 3};
@@ -46,26 +42,6 @@ Shape random_shape(Rng& rng) {
   Shape s(static_cast<size_t>(rng.uniform(1, 3)), 0);
   for (int64_t& d : s) d = rng.uniform(rng.coin(0.08) ? 0 : 1, 4);
   return s;
-}
-
-// The first element where got (any device) and want differ by more than tol (0: bit for bit).
-std::string differs(const Tensor& got, const Tensor& want, double tol) {
-  if (got.defined() != want.defined()) return "one is undefined";
-  if (!want.defined()) return "";
-  const Tensor g = got.cpu();
-  if (g.shape() != want.shape() || g.dtype() != want.dtype()) return "shape or dtype";
-  const std::vector<double> a = g.to_vector<double>(), b = want.to_vector<double>();
-  for (size_t k = 0; k < a.size(); ++k) {
-    if (std::isnan(a[k]) && std::isnan(b[k])) continue;
-    const bool same = tol == 0 ? std::signbit(a[k]) == std::signbit(b[k]) && a[k] == b[k]
-                               : std::abs(a[k] - b[k]) <= tol * (1 + std::abs(b[k]));
-    if (!same) {
-      std::ostringstream os;
-      os << "element " << k << ": " << a[k] << " vs " << b[k];
-      return os.str();
-    }
-  }
-  return "";
 }
 
 // One case: the op applied to (self, src) with everything else fixed, on both devices.

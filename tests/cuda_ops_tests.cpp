@@ -19,18 +19,14 @@
 #include <tapegrad/core/cuda.h>
 #include <tapegrad/tapegrad.h>
 
+#include "test_helpers.h"
+
 namespace {
 
 using tg::Shape;
 using tg::Tensor;
-
-struct Rng {
-  std::mt19937_64 gen;
-  int64_t uniform(int64_t lo, int64_t hi) {  // [lo, hi]
-    return std::uniform_int_distribution<int64_t>(lo, hi)(gen);
-  }
-  bool coin(double p = 0.5) { return std::bernoulli_distribution(p)(gen); }
-};
+using tg_test::differs;
+using tg_test::Rng;
 
 // Continuous values in [-1, 1), or (ties) a few multiples of 0.5 with zeros of both signs and,
 // when asked, NaN and infinities.
@@ -45,26 +41,6 @@ Tensor values(Rng& rng, const Shape& shape, bool ties = false, bool specials = f
     if (specials && rng.coin(0.1)) x = rng.coin() ? nan : rng.coin() ? inf : -inf;
   }
   return tg::tensor(v).reshape(shape);
-}
-
-// The first element where got (any device) and want differ by more than tol (0: bit for bit).
-std::string differs(const Tensor& got, const Tensor& want, double tol) {
-  if (got.defined() != want.defined()) return "one is undefined";
-  if (!want.defined()) return "";
-  const Tensor g = got.cpu();
-  if (g.shape() != want.shape() || g.dtype() != want.dtype()) return "shape or dtype";
-  const std::vector<double> a = g.to_vector<double>(), b = want.to_vector<double>();
-  for (size_t k = 0; k < a.size(); ++k) {
-    if (std::isnan(a[k]) && std::isnan(b[k])) continue;
-    const bool same = tol == 0 ? std::signbit(a[k]) == std::signbit(b[k]) && a[k] == b[k]
-                               : std::abs(a[k] - b[k]) <= tol * (1 + std::abs(b[k]));
-    if (!same) {
-      std::ostringstream os;
-      os << "element " << k << ": " << a[k] << " vs " << b[k];
-      return os.str();
-    }
-  }
-  return "";
 }
 
 // One case: op applied to float64 inputs (CPU tensors, differentiated when grad is true); its

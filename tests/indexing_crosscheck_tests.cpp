@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <tapegrad/tapegrad.h>
 
+#include "crosscheck_json.h"
+
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -24,28 +24,7 @@ namespace {
 using json = nlohmann::json;
 using Tensors = std::map<std::string, tg::Tensor>;
 
-json load_cases() {
-  // not __FILE__: ccache (CCACHE_BASEDIR) makes it relative to the build folder
-  const auto path = std::filesystem::path(TG_TEST_DATA_DIR) / "scatter_family_crosscheck.json";
-  std::ifstream in(path);
-  REQUIRE_MESSAGE(in.good(), "cannot open ", path.string());
-  return json::parse(in);
-}
-
-tg::Tensor make(const json& j) {
-  const std::vector<int64_t> shape = j.at("shape").get<std::vector<int64_t>>();
-  const std::string dtype = j.at("dtype");
-  tg::Tensor flat;
-  if (dtype == "int64")
-    flat = tg::tensor(j.at("values").get<std::vector<int64_t>>());
-  else if (dtype == "bool")
-    flat = tg::tensor(j.at("values").get<std::vector<bool>>());
-  else
-    flat = tg::tensor(j.at("values").get<std::vector<double>>());
-  if (flat.numel() == 0)  // an empty list carries no dtype
-    flat = flat.to(dtype == "int64" ? tg::kInt64 : dtype == "bool" ? tg::kBool : tg::kFloat64);
-  return flat.reshape(shape);
-}
+json load_cases() { return tg_test::load_test_data("scatter_family_crosscheck.json"); }
 
 tg::Tensor run(const std::string& op, Tensors& t, const json& a) {
   auto dim = [&] { return a.at("dim").get<int64_t>(); };
@@ -72,7 +51,7 @@ tg::Tensor run(const std::string& op, Tensors& t, const json& a) {
 
 // "" when got matches expected (shape, and values to 1e-12 relative), else the first difference.
 std::string mismatch(const tg::Tensor& got, const json& expected) {
-  const tg::Tensor want = make(expected);
+  const tg::Tensor want = tg_test::tensor_from_json(expected);
   std::ostringstream out;
   if (!got.defined()) {  // an unused input: the gradient counts as zeros
     for (double v : want.to_vector<double>())
@@ -96,7 +75,8 @@ std::string mismatch(const tg::Tensor& got, const json& expected) {
 // composed formulas.
 void check_grads(const json& c, bool create_graph) {
   Tensors t;
-  for (const auto& [name, value] : c.at("inputs").items()) t[name] = make(value);
+  for (const auto& [name, value] : c.at("inputs").items())
+    t[name] = tg_test::tensor_from_json(value);
   std::vector<std::string> names;
   std::vector<tg::Tensor> wrt;
   for (const auto& [name, value] : c.at("grads").items()) {
@@ -106,7 +86,8 @@ void check_grads(const json& c, bool create_graph) {
   }
   const tg::Tensor out = run(c.at("op"), t, c.at("args"));
   const std::vector<tg::Tensor> grads =
-      tg::autograd::grad({out}, wrt, {make(c.at("grad_output"))}, std::nullopt, create_graph);
+      tg::autograd::grad({out}, wrt, {tg_test::tensor_from_json(c.at("grad_output"))}, std::nullopt,
+                         create_graph);
   for (size_t k = 0; k < names.size(); ++k) {
     const std::string m = mismatch(grads[k], c.at("grads").at(names[k]));
     CHECK_MESSAGE(m.empty(), c.at("name").get<std::string>(), ": grad of ", names[k],
@@ -123,7 +104,8 @@ TEST_CASE("index/scatter/mask ops agree with PyTorch 1.13 on the crosscheck batt
   int with_grads = 0, differences = 0;
   for (const json& c : cases) {
     Tensors t;
-    for (const auto& [name, value] : c.at("inputs").items()) t[name] = make(value);
+    for (const auto& [name, value] : c.at("inputs").items())
+      t[name] = tg_test::tensor_from_json(value);
     const std::string m = mismatch(run(c.at("op"), t, c.at("args")), c.at("result"));
     CHECK_MESSAGE(m.empty(), c.at("name").get<std::string>(), ": result: ", m);
     if (c.contains("difference")) ++differences;

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <tapegrad/tapegrad.h>
 
+#include "crosscheck_json.h"
+
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -22,35 +22,14 @@ using json = nlohmann::json;
 using Tensors = std::map<std::string, tg::Tensor>;
 
 const json& cases() {
-  static const json data = [] {
-    // An absolute path: __FILE__ is relative to the build directory, not to where ctest runs.
-    const auto path = std::filesystem::path(TG_TEST_DATA_DIR) / "seq_family_crosscheck.json";
-    std::ifstream in(path);
-    REQUIRE_MESSAGE(in.good(), "cannot open ", path.string());
-    return json::parse(in);
-  }();
+  static const json data = tg_test::load_test_data("seq_family_crosscheck.json");
   return data;
-}
-
-tg::Tensor make(const json& j) {
-  const std::vector<int64_t> shape = j.at("shape").get<std::vector<int64_t>>();
-  const std::string dtype = j.at("dtype");
-  tg::Tensor flat;
-  if (dtype == "int64")
-    flat = tg::tensor(j.at("values").get<std::vector<int64_t>>());
-  else if (dtype == "bool")
-    flat = tg::tensor(j.at("values").get<std::vector<bool>>());
-  else
-    flat = tg::tensor(j.at("values").get<std::vector<double>>());
-  if (flat.numel() == 0)
-    flat = flat.to(dtype == "int64" ? tg::kInt64 : dtype == "bool" ? tg::kBool : tg::kFloat64);
-  return flat.reshape(shape);
 }
 
 void check_close(const tg::Tensor& got, const json& want, const std::string& what,
                  double tol = 1e-9) {
   INFO(what);
-  const tg::Tensor w = make(want);
+  const tg::Tensor w = tg_test::tensor_from_json(want);
   REQUIRE(got.defined());
   REQUIRE(got.shape() == w.shape());
   CHECK(got.dtype() == w.dtype());
@@ -102,7 +81,7 @@ TEST_CASE("sequence ops match PyTorch 1.13 in outputs and gradients (plain and c
       std::vector<std::string> diff_names;
       std::vector<tg::Tensor> diff;
       for (const auto& [name, j] : c.at("inputs").items()) {
-        t[name] = make(j);
+        t[name] = tg_test::tensor_from_json(j);
         if (c.at("grads").contains(name)) {
           t[name].requires_grad_();
           diff_names.push_back(name);
@@ -116,7 +95,7 @@ TEST_CASE("sequence ops match PyTorch 1.13 in outputs and gradients (plain and c
         check_close(outs[i], c.at("outputs")[i], op + " output " + std::to_string(i));
         if (!c.at("grad_outputs")[i].is_null()) {
           roots.push_back(outs[i]);
-          grads_out.push_back(make(c.at("grad_outputs")[i]));
+          grads_out.push_back(tg_test::tensor_from_json(c.at("grad_outputs")[i]));
         }
       }
       if (diff.empty()) continue;
@@ -157,7 +136,8 @@ std::shared_ptr<tg::nn::Module> build(const json& c) {
                                         .dtype = tg::kFloat64});
   }
   tg::StateDict state;
-  for (const auto& [name, j] : c.at("state_dict").items()) state[name] = make(j);
+  for (const auto& [name, j] : c.at("state_dict").items())
+    state[name] = tg_test::tensor_from_json(j);
   m->load_state_dict(state, /*strict=*/true);
   // And the other way: our state_dict has PyTorch's names and shapes.
   const tg::StateDict ours = m->state_dict();
@@ -181,8 +161,9 @@ std::vector<tg::Tensor> run_module(tg::nn::Module& m, const json& c, Tensors& t)
     auto& mha = dynamic_cast<tg::nn::MultiheadAttention&>(m);
     tg::nn::AttentionCall call{.average_attn_weights = o.value("average_attn_weights", true),
                                .is_causal = o.value("is_causal", false)};
-    if (o.contains("key_padding_mask")) call.key_padding_mask = make(o.at("key_padding_mask"));
-    if (o.contains("attn_mask")) call.attn_mask = make(o.at("attn_mask"));
+    if (o.contains("key_padding_mask"))
+      call.key_padding_mask = tg_test::tensor_from_json(o.at("key_padding_mask"));
+    if (o.contains("attn_mask")) call.attn_mask = tg_test::tensor_from_json(o.at("attn_mask"));
     const bool self_attention = o.value("self", false);
     const tg::Tensor& q = t["query"];
     auto [out, w] = self_attention ? mha(q, q, q, call) : mha(q, t["key"], t["value"], call);
@@ -202,7 +183,7 @@ TEST_CASE("LSTM GRU MultiheadAttention TransformerBlock load PyTorch state_dicts
     std::vector<std::string> names;
     std::vector<tg::Tensor> wrt;
     for (const auto& [name, j] : c.at("inputs").items()) {
-      t[name] = make(j).requires_grad_();
+      t[name] = tg_test::tensor_from_json(j).requires_grad_();
       names.push_back(name);
       wrt.push_back(t[name]);
     }
@@ -215,7 +196,7 @@ TEST_CASE("LSTM GRU MultiheadAttention TransformerBlock load PyTorch state_dicts
     std::vector<tg::Tensor> grads_out;
     for (size_t i = 0; i < outs.size(); ++i) {
       check_close(outs[i], c.at("outputs")[i], kind + " output " + std::to_string(i));
-      grads_out.push_back(make(c.at("grad_outputs")[i]));
+      grads_out.push_back(tg_test::tensor_from_json(c.at("grad_outputs")[i]));
     }
     const auto grads = tg::autograd::grad(outs, wrt, grads_out);
     for (size_t i = 0; i < wrt.size(); ++i)
@@ -230,7 +211,7 @@ TEST_CASE("clip_grad_norm_ matches PyTorch in total norm and clipped gradients")
     INFO("norm_type ", norm_type, " max_norm ", c.at("max_norm").get<double>());
     std::vector<tg::Tensor> params;
     for (const json& g : c.at("grads")) {
-      tg::Tensor grad = make(g);
+      tg::Tensor grad = tg_test::tensor_from_json(g);
       tg::Tensor p = tg::zeros(grad.shape(), tg::kFloat64).requires_grad_();
       p.set_grad(grad);
       params.push_back(p);

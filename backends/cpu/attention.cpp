@@ -7,6 +7,7 @@
 
 #include <tapegrad/backends/cpu/counter_random.h>
 #include <tapegrad/backends/cpu/softmax_rows.h>
+#include <tapegrad/backends/shared/nn_plans.h>
 #include <tapegrad/ops/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
@@ -90,19 +91,15 @@ std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& query, con
                                                         const Tensor& attn_mask, double dropout_p,
                                                         bool is_causal,
                                                         const std::optional<Scalar>& scale) {
-  const int64_t E = query.size(-1), L = query.size(-2), S = key.size(-2);
   // scores = query @ key^T, fresh and contiguous, with the batch dims of all three broadcast
-  // (value's too: scores must have the shape of the weights applied to it).
+  // (backends/shared/nn_plans.h).
   Tensor scores = cpu::matmul(query, key.transpose(-2, -1));
-  const Shape value_batch(value.shape().begin(), value.shape().end() - 2);
-  Shape attn_shape =
-      broadcast_shapes("scaled_dot_product_attention",
-                       Shape(scores.shape().begin(), scores.shape().end() - 2), value_batch);
-  attn_shape.push_back(L);
-  attn_shape.push_back(S);
+  const shared::AttentionPlan plan =
+      shared::attention_plan(query, key, value, scores.shape(), scale);
+  const Shape& attn_shape = plan.weights_shape;
+  const int64_t L = plan.L, S = plan.S;
   if (!(attn_shape == scores.shape())) scores = scores.broadcast_to(attn_shape).contiguous();
-  // With E = 0 the scores are all 0 and 1/sqrt(E) is inf: leave them 0 (uniform weights).
-  const double factor = scale ? scale->to_double() : E > 0 ? 1 / std::sqrt(double(E)) : 1.0;
+  const double factor = plan.scale;
   const uint64_t seed = dropout_p > 0 ? random_u64() : 0;  // one draw per call, as tg::dropout
   const Tensor mask = attn_mask.defined() ? attn_mask.broadcast_to(attn_shape) : Tensor();
   const MaskRows mask_rows{mask};

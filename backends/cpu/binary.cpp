@@ -6,6 +6,7 @@
 
 #include <tapegrad/backends/cpu/loops.h>
 #include <tapegrad/backends/cpu/wrapping.h>
+#include <tapegrad/backends/shared/int_math.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {
@@ -49,25 +50,7 @@ Tensor div(const Tensor& self, const Tensor& other) {
 
 namespace {
 
-// base^exponent. Integers: repeated squaring (wrapping on overflow, computed unsigned so that
-// it is defined behaviour); a negative exponent gives 1 / base^|e| truncated to an integer (1 for
-// base 1, +-1 for base -1, else 0), as PyTorch's integer pow does.
-template <typename T> T power(T base, T exponent) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::pow(base, exponent);
-  } else {
-    if (exponent < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return exponent % 2 == 0 ? 1 : -1;
-      return 0;
-    }
-    using U = std::make_unsigned_t<T>;
-    U result = 1, b = static_cast<U>(base);
-    for (; exponent > 0; exponent /= 2, b *= b)
-      if (exponent % 2 == 1) result *= b;
-    return static_cast<T>(result);
-  }
-}
+using shared::power;  // backends/shared/int_math.h: the CUDA kernels use the same rule
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 
 #include <tapegrad/backends/cpu/linalg.h>
 #include <tapegrad/backends/cpu/wrapping.h>
+#include <tapegrad/backends/shared/matmul_plan.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
@@ -31,14 +32,6 @@ struct Operand {
   int64_t rows = 0, cols = 0, row_stride = 0, col_stride = 0;
   std::vector<int64_t> offsets;
 };
-
-// The matrix view of an operand (1-D self -> [1, k], 1-D other -> [k, 1]).
-Tensor as_matrix(const Tensor& t, bool is_self) {
-  if (t.dim() != 1) return t;
-  const int64_t k = t.size(0), s = t.strides()[0];
-  return is_self ? make_view(t, {1, k}, {k * s, s}, t.storage_offset())
-                 : make_view(t, {k, 1}, {s, 1}, t.storage_offset());
-}
 
 // Offsets of each batch matrix of t, its batch dims broadcast to `batch` (row-major order).
 std::vector<int64_t> batch_offsets(const Tensor& t, const Shape& batch) {
@@ -172,22 +165,11 @@ template <typename T> void gemm_blas(const Operand& a, const Operand& b, T* c) {
 
 // The shapes and dtypes were checked before dispatch (checks::matmul).
 Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
-  Tensor a = as_matrix(self, true), b = as_matrix(other, false);
-  TG_ASSERT(a.size(-1) == b.size(-2));
-  // Batch dims broadcast, right-aligned.
-  const int64_t na = a.dim() - 2, nb = b.dim() - 2, nbatch = std::max(na, nb);
-  Shape batch(static_cast<size_t>(nbatch), 1);
-  for (int64_t d = 0; d < nbatch; ++d) {
-    const int64_t sa = d - (nbatch - na) >= 0 ? a.size(d - (nbatch - na)) : 1;
-    const int64_t sb = d - (nbatch - nb) >= 0 ? b.size(d - (nbatch - nb)) : 1;
-    TG_ASSERT(sa == sb || sa == 1 || sb == 1);
-    batch[d] = sa == 1 ? sb : sa;  // not max: a size-0 batch dim broadcast with 1 stays 0
-  }
-  const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
-  Shape out_shape = batch;
-  if (self.dim() > 1) out_shape.push_back(m);
-  if (other.dim() > 1) out_shape.push_back(n);
-  Tensor out = empty(out_shape, self.dtype(), self.device());
+  const shared::MatmulPlan plan = shared::matmul_plan(self, other);
+  const Tensor &a = plan.a, &b = plan.b;
+  const Shape& batch = plan.batch;
+  const int64_t m = plan.m, k = plan.k, n = plan.n;
+  Tensor out = empty(plan.out_shape, self.dtype(), self.device());
   if (out.numel() == 0) return out;
   if (k == 0) {
     fill_data(out, 0);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <tapegrad/backends/cpu/loops.h>
+#include <tapegrad/backends/shared/nn_plans.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {
@@ -85,16 +86,11 @@ Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target
                                         const Tensor& weight, const Tensor& pos_weight,
                                         const std::string& reduction) {
   constexpr const char* op = "binary_cross_entropy_with_logits";
-  Shape shape = self.shape();
-  if (weight.defined()) shape = broadcast_shapes(op, shape, weight.shape());
-  if (pos_weight.defined()) shape = broadcast_shapes(op, shape, pos_weight.shape());
-  // Absent weight / pos_weight: a single 1 broadcast everywhere (read once, no allocation per
-  // element).
-  const Tensor one = scalar_to_tensor(1.0, self.device());
-  const Tensor& w = weight.defined() ? weight : one;
-  const Tensor& pw = pos_weight.defined() ? pos_weight : one;
-  const DType dtype = result_type({&self, &target, &w, &pw});
-  Tensor loss = empty(shape, dtype, self.device());
+  const shared::BceWithLogitsPlan plan =
+      shared::bce_with_logits_plan(self, target, weight, pos_weight);
+  const DType dtype = plan.dtype;
+  const Tensor &w = plan.weight, &pw = plan.pos_weight;
+  Tensor loss = empty(plan.shape, dtype, self.device());
   visit_floating(op, dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     // (1 - t) x + lw * softplus(-x), softplus(-x) = max(-x, 0) + log1p(exp(-|x|)) (never

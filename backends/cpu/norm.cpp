@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include <tapegrad/backends/shared/norm_grads.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
@@ -116,10 +117,9 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(
     const Tensor& grad_output, const Tensor& self, const Tensor& running_mean,
     const Tensor& running_var, const Tensor& weight, bool training, double eps) {
   const int64_t channels = self.size(1);
-  Tensor grad_input = empty(self.shape(), self.dtype(), self.device());
-  Tensor grad_weight = zeros({channels}, self.dtype(), self.device());
-  Tensor grad_bias = zeros({channels}, self.dtype(), self.device());
-  if (self.numel() == 0) return {grad_input, grad_weight, grad_bias};
+  const shared::NormGrads grads = shared::norm_grads(self, {channels});
+  const Tensor &grad_input = grads.input, &grad_weight = grads.weight, &grad_bias = grads.bias;
+  if (self.numel() == 0) return grads.all();
   const int64_t n = self.size(0), inner = self.numel() / (n * channels), count = n * inner;
   const Tensor x = self.contiguous(), dy = grad_output.contiguous();
   const std::vector<double> w = channel_values(weight, channels, 1.0);

@@ -8,6 +8,7 @@
 // The loops are written so that g++ vectorises them without -ffast-math: independent lanes
 // instead of one running max or sum, selects through integer masks, and an exp for float32 made
 // of plain arithmetic (std::exp is a scalar libm call, which does not vectorise).
+#include <tapegrad/backends/shared/row_layout.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/core/shape.h>
 
@@ -19,20 +20,8 @@
 
 namespace tg::cpu {
 
-struct RowLayout {
-  int64_t outer = 1, size = 1, inner = 1;
-  int64_t rows() const { return outer * inner; }
-  // Offset of element 0 of row r (rows numbered o * inner + i).
-  int64_t start(int64_t r) const { return (r / inner) * size * inner + r % inner; }
-};
-
-// The rows along `dim` (already wrapped) of a contiguous tensor of this shape; 0-d is one row of 1.
-inline RowLayout row_layout(const Shape& shape, int64_t dim) {
-  RowLayout l;
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
-    (d < dim ? l.outer : d == dim ? l.size : l.inner) *= shape[d];
-  return l;
-}
+using shared::row_layout;  // backends/shared/row_layout.h, also the CUDA sort's
+using shared::RowLayout;
 
 // Runs fn(begin, end) over [0, count) items of `work` elements each, split across threads when
 // the total is large.

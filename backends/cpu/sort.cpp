@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <tapegrad/backends/cpu/softmax_rows.h>
+#include <tapegrad/backends/shared/sort_plan.h>
 #include <tapegrad/ops/factories.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
@@ -25,16 +26,14 @@ template <typename T> bool less_nan_last(T a, T b) {
   return a < b;
 }
 
-// Orders the first k positions of each row along dim (all of them for sort) and writes their
-// values and indices to result tensors whose dim has size k.
-std::tuple<Tensor, Tensor> ordered_rows(const char* op, const Tensor& self, int64_t dim, int64_t k,
-                                        bool descending) {
-  const int64_t d = wrap_dim(op, dim, self.dim());
-  const RowLayout l = row_layout(self.shape(), d);
-  Shape shape = self.shape();
-  if (self.dim() > 0) shape[d] = k;
-  Tensor values = empty(shape, self.dtype(), self.device());
-  Tensor indices = empty(shape, kInt64, self.device());
+// Orders the first k positions of each row along dim (backends/shared/sort_plan.h) and writes
+// their values and indices.
+std::tuple<Tensor, Tensor> ordered_rows(const char* op, const Tensor& self,
+                                        const shared::SortPlan& plan, bool descending) {
+  const RowLayout& l = plan.rows;
+  const int64_t k = plan.k;
+  Tensor values = empty(plan.out_shape, self.dtype(), self.device());
+  Tensor indices = empty(plan.out_shape, kInt64, self.device());
   if (values.numel() == 0) return {values, indices};
   const Tensor x = self.contiguous();
   visit_dtype(op, self.dtype(), [&](auto tag) {
@@ -74,15 +73,13 @@ std::tuple<Tensor, Tensor> ordered_rows(const char* op, const Tensor& self, int6
 
 // Always stable: `stable` is there for PyTorch's signature.
 std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, bool /*stable*/) {
-  const int64_t n = self.dim() == 0 ? 1 : self.size(wrap_dim("sort", dim, self.dim()));
-  return ordered_rows("sort", self, dim, n, descending);
+  return ordered_rows("sort", self, shared::sort_plan("sort", self, dim, std::nullopt), descending);
 }
 
-// sorted = false is accepted and still returns the k elements in order (one rule to test). A 0-d
-// self gives itself for k = 0 as well as k = 1, as in PyTorch.
+// sorted = false is accepted and still returns the k elements in order (one rule to test).
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest,
                                 bool /*sorted*/) {
-  return ordered_rows("topk", self, dim, self.dim() == 0 ? 1 : k, largest);
+  return ordered_rows("topk", self, shared::sort_plan("topk", self, dim, k), largest);
 }
 
 }  // namespace tg::cpu

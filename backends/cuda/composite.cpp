@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include <tapegrad/backends/shared/join.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/factories.h>
@@ -13,18 +14,9 @@
 namespace tg::cuda {
 namespace {
 
-DType promoted_dtype(const std::vector<Tensor>& tensors) {
-  DType dtype = tensors[0].dtype();
-  for (const Tensor& t : tensors) dtype = promote_types(dtype, t.dtype());
-  return dtype;
-}
-
-// The view of out with `shape` starting `index` steps along dim (dim dropped for stack).
-Tensor slice_of(const Tensor& out, const Shape& shape, int64_t dim, int64_t index, bool drop) {
-  Shape strides = out.strides();
-  const int64_t offset = out.storage_offset() + index * strides[static_cast<size_t>(dim)];
-  if (drop) strides.erase(static_cast<size_t>(dim));
-  return make_view(out, shape, strides, offset);
+// cat and stack copy each input into its slice of the result (backends/shared/join.h).
+void copy_slice(const Tensor& /*out*/, int64_t /*dim*/, const Tensor& slice, const Tensor& t) {
+  copy_data(slice, t);
 }
 
 // self as a fresh contiguous 1-d tensor.
@@ -34,43 +26,14 @@ Tensor flattened(const Tensor& self) {
   return make_view(dense, {self.numel()}, {1}, 0);
 }
 
-bool skipped_by_cat(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
-
 }  // namespace
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
-  const Tensor* ref = nullptr;
-  for (const Tensor& t : tensors)
-    if (!ref && !skipped_by_cat(t)) ref = &t;
-  const DType dtype = promoted_dtype(tensors);
-  if (!ref) {
-    wrap_dim("cat", dim, 1);
-    return empty({0}, dtype, tensors[0].device());
-  }
-  const int64_t d = wrap_dim("cat", dim, ref->dim());
-  Shape out_shape = ref->shape();
-  out_shape[static_cast<size_t>(d)] = 0;
-  for (const Tensor& t : tensors)
-    if (!skipped_by_cat(t)) out_shape[static_cast<size_t>(d)] += t.size(d);
-  Tensor out = empty(out_shape, dtype, ref->device());
-  int64_t offset = 0;
-  for (const Tensor& t : tensors) {
-    if (skipped_by_cat(t)) continue;
-    copy_data(slice_of(out, t.shape(), d, offset, false), t);
-    offset += t.size(d);
-  }
-  return out;
+  return shared::join(false, tensors, dim, copy_slice);
 }
 
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
-  const Shape& shape = tensors[0].shape();
-  const int64_t d = wrap_dim("stack", dim, tensors[0].dim() + 1);
-  Shape out_shape = shape;
-  out_shape.insert(static_cast<size_t>(d), static_cast<int64_t>(tensors.size()));
-  Tensor out = empty(out_shape, promoted_dtype(tensors), tensors[0].device());
-  for (size_t i = 0; i < tensors.size(); ++i)
-    copy_data(slice_of(out, shape, d, static_cast<int64_t>(i), true), tensors[i]);
-  return out;
+  return shared::join(true, tensors, dim, copy_slice);
 }
 
 Tensor softmax(const Tensor& self, int64_t dim) {

@@ -8,16 +8,10 @@
 #include <tapegrad/ops/factories.h>
 
 #include "conv_kernels.h"
+#include "layout.h"
 
 namespace tg::cuda {
 namespace {
-
-Tensor dense(const Tensor& t) {
-  if (t.is_contiguous()) return t;
-  Tensor out = empty(t.shape(), t.dtype(), t.device());
-  copy_data(out, t);
-  return out;
-}
 
 detail::ConvDims dims_of(const ConvGeometry& g) {
   return {g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.oh, g.ow};

@@ -1,9 +1,12 @@
 #pragma once
-// Host side: a StridedLayout built from tensor metadata.
+// Host side: a StridedLayout built from tensor metadata, and dense_as for the drivers whose
+// kernels take contiguous operands.
 #include <array>
 
+#include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/shape.h>
+#include <tapegrad/ops/factories.h>
 
 #include "cuda_utils.h"
 
@@ -30,3 +33,19 @@ template <int N> StridedLayout<N> make_layout(const char* op, const Shape& shape
 }
 
 }  // namespace tg::cuda::detail
+
+namespace tg::cuda {
+
+// t as a contiguous tensor of dtype (t itself when it already is one): the drivers whose
+// kernels index operands as flat row-major arrays call it on every input.
+inline Tensor dense_as(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype && t.is_contiguous()) return t;
+  Tensor out = empty(t.shape(), dtype, t.device());
+  copy_data(out, t);
+  return out;
+}
+
+// t as a contiguous tensor of its own dtype.
+inline Tensor dense(const Tensor& t) { return dense_as(t, t.dtype()); }
+
+}  // namespace tg::cuda

@@ -2,6 +2,7 @@
 // contiguous on the device, then one batched product (linalg_kernels.cu: cuBLAS on the GPU).
 #include <algorithm>
 
+#include <tapegrad/backends/shared/matmul_plan.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/factories.h>
@@ -18,30 +19,13 @@ Tensor broadcast_dense(const Tensor& t, const Shape& shape) {
   return out;
 }
 
-// A 1-d operand as a matrix: [1, k] on the left, [k, 1] on the right (a view).
-Tensor as_matrix(const Tensor& t, bool left) {
-  if (t.dim() != 1) return t;
-  const int64_t k = t.size(0), s = t.stride(0);
-  return left ? Tensor(make_view(t, {1, k}, {k * s, s}, t.storage_offset()))
-              : Tensor(make_view(t, {k, 1}, {s, 1}, t.storage_offset()));
-}
-
 }  // namespace
 
 Tensor matmul(const Tensor& self, const Tensor& other) {
-  const Tensor a = as_matrix(self, true), b = as_matrix(other, false);
-  const int64_t na = a.dim() - 2, nb = b.dim() - 2, nbatch = std::max(na, nb);
-  Shape batch(static_cast<size_t>(nbatch), 1);
-  for (int64_t d = 0; d < nbatch; ++d) {
-    const int64_t sa = d - (nbatch - na) >= 0 ? a.size(d - (nbatch - na)) : 1;
-    const int64_t sb = d - (nbatch - nb) >= 0 ? b.size(d - (nbatch - nb)) : 1;
-    batch[static_cast<size_t>(d)] = sa == 1 ? sb : sa;  // a size-0 dim broadcast with 1 stays 0
-  }
-  const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
-  Shape out_shape = batch;
-  if (self.dim() > 1) out_shape.push_back(m);
-  if (other.dim() > 1) out_shape.push_back(n);
-  Tensor out = empty(out_shape, self.dtype(), self.device());
+  const shared::MatmulPlan plan = shared::matmul_plan(self, other);
+  const Shape& batch = plan.batch;
+  const int64_t m = plan.m, k = plan.k, n = plan.n;
+  Tensor out = empty(plan.out_shape, self.dtype(), self.device());
   if (out.numel() == 0) return out;
   if (k == 0) {
     fill_data(out, 0);
@@ -52,7 +36,7 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
   a_shape.push_back(k);
   b_shape.push_back(k);
   b_shape.push_back(n);
-  const Tensor da = broadcast_dense(a, a_shape), db = broadcast_dense(b, b_shape);
+  const Tensor da = broadcast_dense(plan.a, a_shape), db = broadcast_dense(plan.b, b_shape);
   detail::launch_gemm(self.dtype(), da.data_ptr(), db.data_ptr(), out.data_ptr(), batch.numel(), m,
                       n, k);
   return out;

@@ -6,18 +6,12 @@
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/factories.h>
 
+#include "layout.h"
 #include "device_errors.h"
 #include "loss_kernels.h"
 
 namespace tg::cuda {
 namespace {
-
-Tensor dense_as(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype && t.is_contiguous()) return t;
-  Tensor out = empty(t.shape(), dtype, t.device());
-  copy_data(out, t);
-  return out;
-}
 
 struct Prepared {
   Tensor self, target, weight;

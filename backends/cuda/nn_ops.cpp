@@ -3,8 +3,7 @@
 // GPU), one row pass on the device (nn_ops_kernels.cu) that scales, masks, soft-maxes and drops
 // in place, so the scores become the returned weights, then weights @ value. The loss is one
 // fused elementwise kernel, then tg::cuda's sum / mean (float64 accumulation, as the CPU).
-#include <cmath>
-
+#include <tapegrad/backends/shared/nn_plans.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/generated/tensor.h>
@@ -14,40 +13,26 @@
 #include "nn_ops_kernels.h"
 
 namespace tg::cuda {
-namespace {
-
-Tensor dense_as(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype && t.is_contiguous()) return t;
-  Tensor out = empty(t.shape(), dtype, t.device());
-  copy_data(out, t);
-  return out;
-}
-
-}  // namespace
 
 std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& query, const Tensor& key,
                                                         const Tensor& value,
                                                         const Tensor& attn_mask, double dropout_p,
                                                         bool is_causal,
                                                         const std::optional<Scalar>& scale) {
-  constexpr const char* op = "scaled_dot_product_attention";
-  const int64_t E = query.size(-1), L = query.size(-2), S = key.size(-2);
   // scores = query @ key^T, fresh and contiguous, with the batch dims of all three broadcast
-  // (value's too: scores must have the shape of the weights applied to it).
+  // (backends/shared/nn_plans.h).
   Tensor scores = matmul(query, key.transpose(-2, -1));
-  const Shape value_batch(value.shape().begin(), value.shape().end() - 2);
-  Shape attn_shape =
-      broadcast_shapes(op, Shape(scores.shape().begin(), scores.shape().end() - 2), value_batch);
-  attn_shape.push_back(L);
-  attn_shape.push_back(S);
+  const shared::AttentionPlan plan =
+      shared::attention_plan(query, key, value, scores.shape(), scale);
+  const Shape& attn_shape = plan.weights_shape;
+  const int64_t L = plan.L, S = plan.S;
   if (!(attn_shape == scores.shape()))
     scores = dense_as(scores.broadcast_to(attn_shape), scores.dtype());
   detail::AttentionRows a;
   a.L = L;
   a.S = S;
   a.rows = S > 0 ? scores.numel() / S : 0;
-  // With E = 0 the scores are all 0 and 1/sqrt(E) is inf: leave them 0 (uniform weights).
-  a.scale = scale ? scale->to_double() : E > 0 ? 1 / std::sqrt(double(E)) : 1.0;
+  a.scale = plan.scale;
   a.dropout_p = dropout_p;
   a.causal = is_causal;
   a.seed = dropout_p > 0 ? random_u64() : 0;  // one draw per call, as on the CPU
@@ -70,16 +55,13 @@ Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target
                                         const Tensor& weight, const Tensor& pos_weight,
                                         const std::string& reduction) {
   constexpr const char* op = "binary_cross_entropy_with_logits";
-  Shape shape = self.shape();
-  if (weight.defined()) shape = broadcast_shapes(op, shape, weight.shape());
-  if (pos_weight.defined()) shape = broadcast_shapes(op, shape, pos_weight.shape());
-  // Absent weight / pos_weight: a single 1 broadcast everywhere.
-  const Tensor one = scalar_to_tensor(1.0, self.device());
-  const Tensor& w0 = weight.defined() ? weight : one;
-  const Tensor& pw0 = pos_weight.defined() ? pos_weight : one;
-  const DType dtype = result_type({&self, &target, &w0, &pw0});
+  const shared::BceWithLogitsPlan plan =
+      shared::bce_with_logits_plan(self, target, weight, pos_weight);
+  const Shape& shape = plan.shape;
+  const DType dtype = plan.dtype;
   auto as_dtype = [&](const Tensor& t) { return t.dtype() == dtype ? t : t.to(dtype); };
-  const Tensor x = as_dtype(self), t = as_dtype(target), w = as_dtype(w0), pw = as_dtype(pw0);
+  const Tensor x = as_dtype(self), t = as_dtype(target);
+  const Tensor w = as_dtype(plan.weight), pw = as_dtype(plan.pos_weight);
   Tensor loss = empty(shape, dtype, self.device());
   if (loss.numel() > 0) {
     const auto layout =

@@ -4,22 +4,16 @@
 // bump, as on the CPU.
 #include <tuple>
 
+#include <tapegrad/backends/shared/norm_grads.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/factories.h>
 
+#include "layout.h"
 #include "norm_kernels.h"
 
 namespace tg::cuda {
 namespace {
-
-// t as a contiguous tensor of dtype (t itself when it already is one).
-Tensor dense_as(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype && t.is_contiguous()) return t;
-  Tensor out = empty(t.shape(), dtype, t.device());
-  copy_data(out, t);
-  return out;
-}
 
 // An optional per-channel tensor as float64 (undefined stays undefined).
 Tensor channel_values(const Tensor& t) { return t.defined() ? dense_as(t, kFloat64) : Tensor(); }
@@ -52,19 +46,18 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output
                                                        IntArrayRef normalized_shape,
                                                        const Tensor& weight, double eps) {
   const int64_t n = Shape(normalized_shape).numel();
-  Tensor grad_input = empty(self.shape(), self.dtype(), self.device());
-  Tensor grad_weight = zeros(Shape(normalized_shape), self.dtype(), self.device());
-  Tensor grad_bias = zeros(Shape(normalized_shape), self.dtype(), self.device());
-  if (self.numel() == 0) return {grad_input, grad_weight, grad_bias};
+  const shared::NormGrads grads = shared::norm_grads(self, Shape(normalized_shape));
+  if (self.numel() == 0) return grads.all();
   const int64_t rows = self.numel() / n;
   const Tensor x = dense_as(self, self.dtype()), dy = dense_as(grad_output, self.dtype());
   const Tensor w = weight.defined() ? dense_as(weight, self.dtype()) : Tensor();
   Tensor means = empty({rows}, self.dtype(), self.device());
   Tensor rstds = empty({rows}, self.dtype(), self.device());
   detail::launch_layer_norm_backward(self.dtype(), dy.data_ptr(), x.data_ptr(), ptr(w), rows, n,
-                                     eps, means.data_ptr(), rstds.data_ptr(), grad_input.data_ptr(),
-                                     grad_weight.data_ptr(), grad_bias.data_ptr());
-  return {grad_input, grad_weight, grad_bias};
+                                     eps, means.data_ptr(), rstds.data_ptr(),
+                                     grads.input.data_ptr(), grads.weight.data_ptr(),
+                                     grads.bias.data_ptr());
+  return grads.all();
 }
 
 Tensor group_norm(const Tensor& self, int64_t num_groups, const Tensor& weight, const Tensor& bias,
@@ -140,10 +133,8 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(
     const Tensor& grad_output, const Tensor& self, const Tensor& running_mean,
     const Tensor& running_var, const Tensor& weight, bool training, double eps) {
   const int64_t channels = self.size(1);
-  Tensor grad_input = empty(self.shape(), self.dtype(), self.device());
-  Tensor grad_weight = zeros({channels}, self.dtype(), self.device());
-  Tensor grad_bias = zeros({channels}, self.dtype(), self.device());
-  if (self.numel() == 0) return {grad_input, grad_weight, grad_bias};
+  const shared::NormGrads grads = shared::norm_grads(self, {channels});
+  if (self.numel() == 0) return grads.all();
   detail::BatchNormGrad a;
   a.n = self.size(0);
   a.channels = channels;
@@ -158,9 +149,9 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(
   a.var = f64(rv);
   a.w = f64(w);
   detail::launch_batch_norm_backward(self.dtype(), dy.data_ptr(), x.data_ptr(), a,
-                                     grad_input.data_ptr(), grad_weight.data_ptr(),
-                                     grad_bias.data_ptr());
-  return {grad_input, grad_weight, grad_bias};
+                                     grads.input.data_ptr(), grads.weight.data_ptr(),
+                                     grads.bias.data_ptr());
+  return grads.all();
 }
 
 }  // namespace tg::cuda

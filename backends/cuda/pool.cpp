@@ -7,16 +7,10 @@
 #include <tapegrad/ops/factories.h>
 
 #include "conv_kernels.h"
+#include "layout.h"
 
 namespace tg::cuda {
 namespace {
-
-Tensor dense(const Tensor& t) {
-  if (t.is_contiguous()) return t;
-  Tensor out = empty(t.shape(), t.dtype(), t.device());
-  copy_data(out, t);
-  return out;
-}
 
 detail::PoolDims dims_of(const PoolGeometry& g) {
   detail::PoolDims d;

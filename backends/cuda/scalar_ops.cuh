@@ -5,6 +5,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include <tapegrad/backends/shared/int_math.h>
+
 #include "cuda_utils.h"
 #include "math.cuh"
 
@@ -15,23 +17,7 @@ constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
 constexpr double kGeluBeta = 0.79788456080286535588;    // sqrt(2 / pi)
 constexpr double kGeluKappa = 0.044715;
 
-// base^exponent; integers by repeated squaring, wrapping (as on the CPU).
-template <typename T> __host__ __device__ inline T power(T base, T exponent) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::pow(base, exponent);
-  } else {
-    if (exponent < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return exponent % 2 == 0 ? 1 : -1;
-      return 0;
-    }
-    using U = std::make_unsigned_t<T>;
-    U result = 1, b = static_cast<U>(base);
-    for (; exponent > 0; exponent /= 2, b *= b)
-      if (exponent % 2 == 1) result *= b;
-    return static_cast<T>(result);
-  }
-}
+using ::tg::shared::power;  // one rule with the CPU (backends/shared/int_math.h)
 
 // -x; integers wrap (computed unsigned) instead of overflowing on the lowest value.
 template <typename T> __host__ __device__ inline T negate(T x) {

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <tapegrad/backends/shared/int_math.h>
+
 #include "cuda_utils.h"
 #include "math.cuh"
 
@@ -49,20 +51,7 @@ template <typename T> __host__ __device__ inline T combine(ScatterReduce r, T s,
   }
 }
 
-// Mean of a slot holding `total` over `count` contributions; integers round down.
-template <typename T> __host__ __device__ inline T mean_divide(T total, int64_t count) {
-  if constexpr (std::is_same_v<T, bool>) {
-    (void)count;
-    return total;
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(total / static_cast<T>(count));
-  } else {
-    const T c = static_cast<T>(count);
-    T q = static_cast<T>(total / c);
-    if ((total % c != 0) && ((total < 0) != (c < 0))) --q;
-    return q;
-  }
-}
+using ::tg::shared::mean_divide;  // one rule with the CPU (backends/shared/int_math.h)
 
 template <typename T> __host__ __device__ inline T one_if(bool b) { return b ? T(1) : T(0); }
 

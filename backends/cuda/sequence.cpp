@@ -3,17 +3,11 @@
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/factories.h>
 
+#include "layout.h"
 #include "entries.h"
 
 namespace tg::cuda {
 namespace {
-
-Tensor dense_as(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype && t.is_contiguous()) return t;
-  Tensor out = empty(t.shape(), dtype, t.device());
-  copy_data(out, t);
-  return out;
-}
 
 Tensor dense_copy(const Tensor& t) {
   Tensor out = empty(t.shape(), t.dtype(), t.device());

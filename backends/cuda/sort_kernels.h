@@ -1,14 +1,13 @@
 #pragma once
 // The plain-data interface of sort_kernels.cu (sort, topk, one_hot).
+#include <tapegrad/backends/shared/row_layout.h>
+
 #include "cuda_utils.h"
 
 namespace tg::cuda::detail {
 
-// Rows along one dim of a contiguous tensor [outer, size, inner]: row r = o * inner + i.
-struct SortRows {
-  int64_t outer = 1, size = 1, inner = 1;
-  int64_t rows() const { return outer * inner; }
-};
+// Rows along one dim of a contiguous tensor [outer, size, inner] (the CPU's rows too).
+using SortRows = ::tg::shared::RowLayout;
 
 // values / indices [outer, k, inner] = the first k elements of each row of x in sorted order
 // (ascending, or descending), and their positions in the row. The order is stable (ties keep

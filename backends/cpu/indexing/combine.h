@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include <tapegrad/backends/cpu/wrapping.h>
+#include <tapegrad/backends/shared/int_math.h>
 #include <tapegrad/core/error.h>
 
 namespace tg::cpu::indexing {
@@ -84,18 +85,6 @@ template <typename T, typename Fn> void visit_reduce(Reduce reduce, Fn&& fn) {
   }
 }
 
-// Mean of a slot holding `total` over `count` contributions; integral values round down.
-template <typename T> T divide(T total, int64_t count) {
-  if constexpr (std::is_same_v<T, bool>) {  // never called: bool runs Assign only
-    return total;
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(total / static_cast<T>(count));
-  } else {
-    const T c = static_cast<T>(count);
-    T q = static_cast<T>(total / c);
-    if ((total % c != 0) && ((total < 0) != (c < 0))) --q;
-    return q;
-  }
-}
+using shared::mean_divide;  // one rule with the CUDA kernels (backends/shared/int_math.h)
 
 }  // namespace tg::cpu::indexing

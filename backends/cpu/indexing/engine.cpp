@@ -148,7 +148,7 @@ void scatter_walk(const Tensor& out, int64_t dim, const Tensor& index, const Ten
         o[e] = o[e] / static_cast<T>(std::max(n[e] + extra, 1));
     } else {
       for (int64_t e = first; e < last; ++e)
-        if (n[e] > 0) o[e] = divide(o[e], n[e] + extra);
+        if (n[e] > 0) o[e] = mean_divide(o[e], n[e] + extra);
     }
   });
 }
@@ -205,7 +205,7 @@ void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_
       if (count(slot) == 0) continue;
       const int64_t c = count(slot) + (include_self ? 1 : 0);
       T* orow = ob + slot * inner;
-      for (int64_t j = j0; j < j1; ++j) orow[j] = divide(orow[j], c);
+      for (int64_t j = j0; j < j1; ++j) orow[j] = mean_divide(orow[j], c);
     }
   });
 }
