@@ -58,6 +58,13 @@ class Module {
 
   void zero_grad();  // drops every parameter's .grad()
 
+  // Moves every parameter and buffer of this module and its submodules (and any parameter's
+  // .grad()) to device, in place, as torch's module.to(device): each tensor keeps its identity,
+  // so handles held elsewhere (a layer's own members such as Linear::weight, an optimizer's
+  // parameter list) see the moved data. Returns *this. Move a model before making its
+  // optimizer, or the optimizer moves its buffers at its next step.
+  Module& to(Device device);
+
   const std::string& type_name() const { return type_name_; }
   // One line describing this module's own settings, e.g. "in_features=4, out_features=8".
   virtual std::string extra_repr() const { return {}; }
