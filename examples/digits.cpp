@@ -8,7 +8,7 @@
 // behind one batch's loss; render with `dot -Tsvg`). Exits non-zero if test accuracy < 96 % or
 // the reloaded model disagrees. --device cuda trains on the GPU (or the emulated device of a
 // TG_CUDA_EMULATION build): the model moves there with Module::to and each batch with .to.
-// --quick trains 3 epochs and asks only for a clear improvement: test accuracy >= 90 % (chance is
+// --quick trains 2 epochs and asks only for a clear improvement: test accuracy >= 90 % (chance is
 // 10 %) and a last-epoch training loss below half the first's.
 #include <tapegrad/tapegrad.h>
 
@@ -49,7 +49,7 @@ Config parse_args(int argc, char** argv) {
       c.device = argv[++i] == std::string("cuda") ? tg::kCUDA : tg::kCPU;
     } else if (a == "--quick") {
       c.quick = true;
-      c.epochs = 3;
+      c.epochs = 2;
       c.min_accuracy = 0.90;
     } else {
       std::cerr << "usage: digits [--epochs N] [--out DIR] [--device cpu|cuda] [--quick]\n";

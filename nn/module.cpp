@@ -149,7 +149,9 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
   NoGradGuard no_grad;
   for (auto& [name, t] : own) {
     auto it = state.find(name);
-    if (it != state.end()) t.copy_(it->second);
+    // A state saved from (or loaded onto) another device is copied across: copy_ itself
+    // refuses to mix devices.
+    if (it != state.end()) t.copy_(it->second.to(t.device()));
   }
 }
 

@@ -46,8 +46,9 @@ class Module {
   int64_t num_parameters() const;  // total element count
 
   // Parameters and buffers by full name. load_state_dict copies values into the existing tensors
-  // (so references held elsewhere, e.g. by an optimizer, stay valid); with strict, missing or
-  // unexpected names and any shape mismatch are errors, and nothing is changed.
+  // (so references held elsewhere, e.g. by an optimizer, stay valid), from any device; with
+  // strict, missing or unexpected names and any shape mismatch are errors, and nothing is
+  // changed.
   StateDict state_dict() const;
   void load_state_dict(const StateDict& state, bool strict = true);
 

@@ -179,11 +179,11 @@ TEST_CASE("cuda nn: SGD, Adam and AdamW step device parameters as on the CPU") {
     // Same formulas in the same type; a GPU may contract to fused multiply-adds.
     const double tol = dtype == tg::kFloat32 ? 1e-5 : 1e-12;
     for (const auto& entry : sgd) {
-      INFO("SGD ", entry.first, " ", tg::dtype_name(dtype));
+      INFO("SGD ", entry.first, " ", std::string(tg::dtype_name(dtype)));
       CHECK(optimizer_gap(dtype, maker<tg::nn::SGD>(entry.second)) < tol);
     }
     for (const auto& entry : adam) {
-      INFO("Adam ", entry.first, " ", tg::dtype_name(dtype));
+      INFO("Adam ", entry.first, " ", std::string(tg::dtype_name(dtype)));
       CHECK(optimizer_gap(dtype, maker<tg::nn::Adam>(entry.second)) < tol);
       INFO("AdamW");
       CHECK(optimizer_gap(dtype, maker<tg::nn::AdamW>(entry.second)) < tol);
