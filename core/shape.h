@@ -110,10 +110,14 @@ std::ostream& operator<<(std::ostream& os, const Shape& s);
 class IntArrayRef {
  public:
   IntArrayRef() = default;
+#if defined(__GNUC__) && !defined(__clang__)  // a GCC-only warning name
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winit-list-lifetime"  // the list outlives the call: by design
+#endif
   IntArrayRef(std::initializer_list<int64_t> l) : data_(l.begin()), size_(l.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
   IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   IntArrayRef(const Shape& s) : data_(s.data()), size_(s.size()) {}                 // NOLINT
   IntArrayRef(const int64_t* d, size_t n) : data_(d), size_(n) {}

@@ -1,5 +1,6 @@
 #include <tapegrad/ops/factories.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 
@@ -73,28 +74,47 @@ template <typename T> Tensor from_vector(const std::vector<T>& data) {
   return from_vector(data, IntArrayRef(&n, 1));
 }
 
-// Flattens nested initializer lists, checking that they are rectangular.
-template <typename T> void flatten(List1<T> l, std::vector<T>& out, Shape& shape, size_t depth) {
-  if (shape.size() <= depth) shape.push_back(static_cast<int64_t>(l.size()));
-  TG_CHECK(shape[depth] == static_cast<int64_t>(l.size()), ValueError, "tensor",
-           "nested lists must be rectangular: expected ", shape[depth], " values at depth ", depth,
-           ", got ", l.size());
-  out.insert(out.end(), l.begin(), l.end());
-}
-template <typename L, typename T>
-void flatten(std::initializer_list<L> l, std::vector<T>& out, Shape& shape, size_t depth) {
-  if (shape.size() <= depth) shape.push_back(static_cast<int64_t>(l.size()));
-  TG_CHECK(shape[depth] == static_cast<int64_t>(l.size()), ValueError, "tensor",
-           "nested lists must be rectangular: expected ", shape[depth], " lists at depth ", depth,
-           ", got ", l.size());
-  for (const auto& inner : l) flatten(inner, out, shape, depth + 1);
-}
-template <typename T, typename L> Tensor from_nested(L l) {
-  using Stored = std::conditional_t<std::is_same_v<T, int>, int64_t, T>;
-  std::vector<T> flat;
+// The shape of a nested list: the sizes along its first elements, then every list checked
+// against them (rectangular, numbers only at the innermost depth).
+Shape nested_shape(const NestedList& data) {
   Shape shape;
-  flatten(l, flat, shape, 0);
-  std::vector<Stored> values(flat.begin(), flat.end());
+  const NestedList* node = &data;
+  while (node->is_list()) {
+    shape.push_back(static_cast<int64_t>(node->size()));
+    if (node->size() == 0) break;
+    node = &(*node)[0];
+  }
+  return shape;
+}
+// `widest` is the widest number kind seen (the kinds are in widening order).
+void check_nested(const NestedList& node, const Shape& shape, size_t depth,
+                  NestedList::Kind& widest) {
+  if (depth == shape.size()) {
+    TG_CHECK(!node.is_list(), ValueError, "tensor", "nested lists must be rectangular: a list at ",
+             "depth ", depth, " where the first elements have numbers");
+    TG_CHECK(!node.too_large(), ValueError, "tensor", "an unsigned value is past int64's range");
+    widest = std::max(widest, node.kind());
+    return;
+  }
+  TG_CHECK(node.is_list(), ValueError, "tensor", "nested lists must be rectangular: a number at ",
+           "depth ", depth, " where the first elements have lists");
+  TG_CHECK(static_cast<int64_t>(node.size()) == shape[depth], ValueError, "tensor",
+           "nested lists must be rectangular: expected ", shape[depth], " elements at depth ",
+           depth, ", got ", node.size());
+  for (size_t i = 0; i < node.size(); ++i) check_nested(node[i], shape, depth + 1, widest);
+}
+template <typename T> void flatten(const NestedList& node, std::vector<T>& out) {
+  if (node.is_list()) {
+    for (size_t i = 0; i < node.size(); ++i) flatten(node[i], out);
+  } else if (node.kind() == NestedList::Kind::kFloat || node.kind() == NestedList::Kind::kDouble) {
+    out.push_back(static_cast<T>(node.real()));  // only floating results get floating numbers
+  } else {
+    out.push_back(static_cast<T>(node.integer()));
+  }
+}
+template <typename T> Tensor from_nested(const NestedList& data, const Shape& shape) {
+  std::vector<T> values;
+  flatten(data, values);
   return from_vector(values, shape);
 }
 
@@ -216,11 +236,12 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef shape, DType dtype, Device
   return to_device(t.to(dtype), device);
 }
 
-Tensor tensor(const std::vector<double>& data) { return from_vector(data); }
-Tensor tensor(const std::vector<float>& data) { return from_vector(data); }
-Tensor tensor(const std::vector<int64_t>& data) { return from_vector(data); }
-Tensor tensor(const std::vector<int32_t>& data) { return from_vector(data); }
-Tensor tensor(const std::vector<bool>& data) { return from_vector(data); }
+template <HostElement T> Tensor tensor(const std::vector<T>& data) { return from_vector(data); }
+template Tensor tensor(const std::vector<double>& data);
+template Tensor tensor(const std::vector<float>& data);
+template Tensor tensor(const std::vector<int64_t>& data);
+template Tensor tensor(const std::vector<int32_t>& data);
+template Tensor tensor(const std::vector<bool>& data);
 Tensor tensor(const std::vector<double>& data, IntArrayRef shape) {
   return from_vector(data, shape);
 }
@@ -235,16 +256,19 @@ Tensor tensor(const std::vector<int32_t>& data, IntArrayRef shape) {
 }
 Tensor tensor(const std::vector<bool>& data, IntArrayRef shape) { return from_vector(data, shape); }
 
-#define TG_DEFINE_NESTED_TENSOR(T)                              \
-  Tensor tensor(List1<T> data) { return from_nested<T>(data); } \
-  Tensor tensor(List2<T> data) { return from_nested<T>(data); } \
-  Tensor tensor(List3<T> data) { return from_nested<T>(data); }
-TG_DEFINE_NESTED_TENSOR(double)
-TG_DEFINE_NESTED_TENSOR(float)
-TG_DEFINE_NESTED_TENSOR(int)
-TG_DEFINE_NESTED_TENSOR(int64_t)
-TG_DEFINE_NESTED_TENSOR(bool)
-#undef TG_DEFINE_NESTED_TENSOR
+Tensor tensor(const NestedList& data) {
+  const Shape shape = nested_shape(data);
+  using Kind = NestedList::Kind;
+  Kind widest = Kind::kBool;
+  check_nested(data, shape, 0, widest);
+  if (checked::numel("tensor", shape, 1) == 0) widest = Kind::kFloat;  // as torch.tensor([])
+  switch (widest) {
+    case Kind::kBool: return from_nested<bool>(data, shape);
+    case Kind::kInteger: return from_nested<int64_t>(data, shape);
+    case Kind::kFloat: return from_nested<float>(data, shape);
+    default: return from_nested<double>(data, shape);
+  }
+}
 
 Tensor scalar_tensor(const Scalar& s, std::optional<DType> dtype, Device device) {
   DType dt = dtype ? *dtype : (s.is_floating() ? kFloat32 : s.dtype());

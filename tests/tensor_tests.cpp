@@ -37,6 +37,32 @@ TEST_CASE("tensor() from vectors and nested lists") {
                        doctest::Contains("needs 4 values, got 3"), ValueError);
 }
 
+// The nested-list form takes the widest number kind, as torch.tensor infers one dtype for a list.
+TEST_CASE("tensor() from nested lists: any depth, widest number kind, 0-d and empty") {
+  Tensor mixed = tensor({{1, 2.5}, {3, 4}});
+  CHECK(mixed.dtype() == kFloat64);
+  CHECK(mixed.to_vector<double>() == std::vector<double>{1, 2.5, 3, 4});
+  CHECK(tensor({{1, 2}, {3, 4}}).dtype() == kInt64);
+  CHECK(tensor({true, 2}).dtype() == kInt64);
+  CHECK(tensor({1.f, 2}).dtype() == kFloat32);
+  CHECK(tensor({1.f, 2.}).dtype() == kFloat64);
+  CHECK(tensor({{{{1.}}, {{2.}}}}).shape() == Shape{1, 2, 1, 1});
+  Tensor scalar = tensor(3.5);
+  CHECK(scalar.dim() == 0);
+  CHECK(scalar.item<double>() == 3.5);
+  Tensor empty_rows = tensor({{}, {}});
+  CHECK(empty_rows.shape() == Shape{2, 0});
+  CHECK(empty_rows.dtype() == kFloat32);
+  CHECK(tensor({}).shape() == Shape{0});
+  const int64_t big = int64_t{1} << 62;
+  CHECK(tensor({big, -big}).to_vector<int64_t>() == std::vector<int64_t>{big, -big});
+  CHECK_THROWS_WITH_AS(tensor({{1.0}, 2.0}), doctest::Contains("[tensor] nested lists"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(tensor({{1.0, 2.0}, {{3.0}, {4.0}}}), doctest::Contains("rectangular"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(tensor({uint64_t{1} << 63}), doctest::Contains("int64's range"), ValueError);
+}
+
 TEST_CASE("item and to_vector convert") {
   CHECK(tensor({2.5}).item<double>() == 2.5);
   CHECK(tensor({3}).item<float>() == 3.f);
