@@ -202,7 +202,7 @@ TEST_CASE("cuda: a thousand random seed-op cases, device against CPU, forward an
   CHECK(checked == 1000);
 }
 
-TEST_CASE("cuda: deterministic scatter sums and products give the CPU's bits; atomics are close") {
+TEST_CASE("cuda: deterministic scatter sums and products give the CPU bits, atomics are close") {
   if (!tg::cuda::is_available()) {
     MESSAGE("no CUDA device: skipping");
     return;

@@ -219,7 +219,7 @@ TEST_CASE("cuda nn: an optimizer's buffers follow a module moved after it was ma
   CHECK(ob.state_dict().at("param.0.exp_avg_sq").device().is_cuda());
 }
 
-TEST_CASE("cuda nn: save writes device tensors' values; load can place them on the device") {
+TEST_CASE("cuda nn: save writes device tensors' values, load can place them on the device") {
   if (no_device()) return;
   tg::manual_seed(8);
   auto cpu = std::make_shared<tg::nn::Linear>(5, 2);
