@@ -157,6 +157,8 @@ void raise_device_errors() {
     case kTargetOutOfRange:
       fail<IndexError>(op, "target ", r.value, " is out of range [0, ", r.bound, ") (sample ",
                        r.dim, "; ignore_index is ", r.extra, ")");
+    case kClassOutOfRange:
+      fail<IndexError>(op, "class values must be in [0, ", r.bound, "), got ", r.value);
     default: fail<Error>(op, "a device kernel recorded error code ", r.code);
   }
 }

@@ -22,6 +22,7 @@ enum ErrorCode : int32_t {
   kSourceShapeTooSmall = 4,  // same, for masked_scatter_backward's source_shape
   kEmbeddingIndex = 5,       // value not in [0, bound) rows of embedding's weight
   kTargetOutOfRange = 6,     // a loss target not in [0, bound), sample dim, ignore_index extra
+  kClassOutOfRange = 7,      // a one_hot class value not in [0, bound)
 };
 
 struct ErrorRecord {

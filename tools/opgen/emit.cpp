@@ -660,8 +660,13 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
     for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + cpp_string_literal(v[i]);
     return s + "}";
   };
-  auto& e = entries;
-  e << "  {\n    OpInfo o;\n    o.name = \"" << op.name
+  // One small function per op, not one block each in a single huge function: compilers optimise
+  // many small functions far faster (the one-function form was the slowest file of the build);
+  // cold and not inlined: they run once, at start-up, so they are optimised for size.
+  auto& e = c;
+  entries << "  add_" << op.name << "_info(ops);\n";
+  e << "[[gnu::cold, gnu::noinline]] void add_" << op.name
+    << "_info(std::vector<OpInfo>& ops) {\n    OpInfo o;\n    o.name = \"" << op.name
     << "\";\n    o.doc = " << cpp_string_literal(op.doc)
     << ";\n    o.spec_file = " << cpp_string_literal(op.file)
     << ";\n    o.library = " << cpp_string_literal(mode.library) << ";\n";
@@ -698,7 +703,7 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
   e << "    o.call = &call_" << op.name << ";\n";
   if (op.has_variant("method")) e << "    o.call_method = &call_method_" << op.name << ";\n";
   if (op.has_variant("inplace")) e << "    o.call_inplace = &call_inplace_" << op.name << ";\n";
-  e << "    ops.push_back(std::move(o));\n  }\n";
+  e << "    ops.push_back(std::move(o));\n}\n\n";
 
   out.tests_cpp << "TEST_CASE(\"op check: " << op.name << "\") {\n"
                 << "  const auto* op = tg::registry::find_op(\"" << op.name << "\");\n"
