@@ -86,6 +86,19 @@ TEST_CASE("cuda nn: Module::to moves parameters, buffers and gradients in place"
   CHECK(lin->weight.grad().device().is_cuda());
   CHECK(lin->bias.grad().device().is_cuda());
 
+  // BatchNorm's running statistics, moved, keep being updated in place on the device, as on
+  // the CPU.
+  auto bn_cpu = std::make_shared<tg::nn::BatchNorm1d>(4);
+  bn_cpu->load_state_dict(bn->state_dict());
+  const Tensor h = tg::randn({6, 4});
+  (void)(*bn_cpu)(h);
+  (void)(*bn)(h.to(tg::kCUDA));
+  CHECK(bn->running_mean.device().is_cuda());
+  CHECK(rel_diff(bn->running_mean, bn_cpu->running_mean) < 1e-6);
+  CHECK(rel_diff(bn->running_var, bn_cpu->running_var) < 1e-6);
+  CHECK(rel_diff(bn->num_batches_tracked, bn_cpu->num_batches_tracked) == 0);
+  CHECK(rel_diff(bn->running_mean, mean_cpu) > 0);  // it did move
+
   // And back.
   lin->to(tg::kCPU);
   CHECK(lin->weight.device().is_cpu());
@@ -214,6 +227,16 @@ TEST_CASE("cuda nn: an optimizer's buffers follow a module moved after it was ma
   CHECK(ob.state_dict().at("param.0.exp_avg").device().is_cuda());
   CHECK(rel_diff(b->weight, a->weight) < 1e-5);
   CHECK(rel_diff(b->bias, a->bias) < 1e-5);
+  // Gradient clipping works on device gradients as on the CPU's.
+  for (auto* m : {a.get(), b.get()}) {
+    m->zero_grad();
+    (*m)(x.to(m->weight.device())).sum().backward();
+  }
+  const double na = tg::nn::utils::clip_grad_norm_(a->parameters(), 0.5).item<double>();
+  const double nb = tg::nn::utils::clip_grad_norm_(b->parameters(), 0.5).item<double>();
+  CHECK(std::abs(na - nb) <= 1e-5 * na);
+  CHECK(b->weight.grad().device().is_cuda());
+  CHECK(rel_diff(b->weight.grad(), a->weight.grad()) < 1e-5);
   // A CPU state loaded into a device optimizer lands on the device too.
   ob.load_state_dict(oa.state_dict());
   CHECK(ob.state_dict().at("param.0.exp_avg_sq").device().is_cuda());
