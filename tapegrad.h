@@ -5,6 +5,7 @@
 #include <tapegrad/autograd/gradcheck.h>
 #include <tapegrad/autograd/node.h>
 #include <tapegrad/core/cuda.h>
+#include <tapegrad/core/deterministic.h>
 #include <tapegrad/core/dtype.h>
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/grad_mode.h>

@@ -6,6 +6,12 @@
 #include <cstdint>
 #include <string>
 
+#include <tapegrad/core/optim_step.h>
+
+namespace tg {
+class TensorBase;
+}
+
 namespace tg::cuda {
 
 // True when tapegrad was built with CUDA and at least one GPU is visible.
@@ -37,5 +43,17 @@ struct MemoryStats {
 MemoryStats memory_stats();
 // Returns every cached (unused) block to the driver with cudaFree.
 void empty_cache();
+
+namespace detail {
+// The optimizers' fused updates (nn/optim.cpp) of one contiguous float32 / float64 parameter on
+// the device: one kernel per parameter, the buffers updated in place alongside it. grad is
+// contiguous of the parameter's dtype; momentum_buffer (SGD) and max_exp_avg_sq (Adam without
+// amsgrad) may be undefined. Nothing is read back to the host.
+void sgd_step(const TensorBase& param, const TensorBase& grad, const TensorBase& momentum_buffer,
+              const tg::detail::SgdStepArgs& args);
+void adam_step(const TensorBase& param, const TensorBase& grad, const TensorBase& exp_avg,
+               const TensorBase& exp_avg_sq, const TensorBase& max_exp_avg_sq,
+               const tg::detail::AdamStepArgs& args);
+}  // namespace detail
 
 }  // namespace tg::cuda

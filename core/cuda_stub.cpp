@@ -20,6 +20,14 @@ void set_sync_checks(bool) { built_without_cuda(); }
 bool sync_checks() { return false; }
 MemoryStats memory_stats() { built_without_cuda(); }
 void empty_cache() { built_without_cuda(); }
+void detail::sgd_step(const TensorBase&, const TensorBase&, const TensorBase&,
+                      const tg::detail::SgdStepArgs&) {
+  built_without_cuda();
+}
+void detail::adam_step(const TensorBase&, const TensorBase&, const TensorBase&, const TensorBase&,
+                       const TensorBase&, const tg::detail::AdamStepArgs&) {
+  built_without_cuda();
+}
 
 }  // namespace tg::cuda
 

@@ -28,6 +28,21 @@ void check_name(const std::string& name, const NamedTensors& params, const Named
            name, "' is already registered");
 }
 
+// Points t's TensorImpl at a copy of its data on device (torch's `param.data = ...`): the
+// tensor's shape, dtype, name, requires_grad and gradient slot stay, its storage, strides and
+// backend key change. A view loses its base: its new storage is its own.
+void move_in_place(const Tensor& t, Device device) {
+  if (t.device() == device) return;
+  const Tensor moved = t.detach().to(device);
+  TensorImpl& impl = *t.impl();
+  impl.storage = moved.impl()->storage;
+  impl.strides = moved.strides();
+  impl.offset = moved.storage_offset();
+  impl.view_base = nullptr;
+  const bool tracked = impl.keys.has(DispatchKey::Autograd);
+  impl.keys = tracked ? moved.key_set().add(DispatchKey::Autograd) : moved.key_set();
+}
+
 std::string shape_string(const Shape& s) {
   std::ostringstream os;
   os << "[";
@@ -134,8 +149,20 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
   NoGradGuard no_grad;
   for (auto& [name, t] : own) {
     auto it = state.find(name);
-    if (it != state.end()) t.copy_(it->second);
+    // A state saved from (or loaded onto) another device is copied across: copy_ itself
+    // refuses to mix devices.
+    if (it != state.end()) t.copy_(it->second.to(t.device()));
   }
+}
+
+Module& Module::to(Device device) {
+  NoGradGuard no_grad;
+  for (auto& [_, t] : named_parameters()) {
+    move_in_place(t, device);
+    if (t.grad().defined()) t.set_grad(t.grad().to(device));
+  }
+  for (auto& [_, t] : named_buffers()) move_in_place(t, device);
+  return *this;
 }
 
 void Module::train(bool on) {

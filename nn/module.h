@@ -46,8 +46,9 @@ class Module {
   int64_t num_parameters() const;  // total element count
 
   // Parameters and buffers by full name. load_state_dict copies values into the existing tensors
-  // (so references held elsewhere, e.g. by an optimizer, stay valid); with strict, missing or
-  // unexpected names and any shape mismatch are errors, and nothing is changed.
+  // (so references held elsewhere, e.g. by an optimizer, stay valid), from any device; with
+  // strict, missing or unexpected names and any shape mismatch are errors, and nothing is
+  // changed.
   StateDict state_dict() const;
   void load_state_dict(const StateDict& state, bool strict = true);
 
@@ -57,6 +58,13 @@ class Module {
   bool is_training() const { return training_; }
 
   void zero_grad();  // drops every parameter's .grad()
+
+  // Moves every parameter and buffer of this module and its submodules (and any parameter's
+  // .grad()) to device, in place, as torch's module.to(device): each tensor keeps its identity,
+  // so handles held elsewhere (a layer's own members such as Linear::weight, an optimizer's
+  // parameter list) see the moved data. Returns *this. Move a model before making its
+  // optimizer, or the optimizer moves its buffers at its next step.
+  Module& to(Device device);
 
   const std::string& type_name() const { return type_name_; }
   // One line describing this module's own settings, e.g. "in_features=4, out_features=8".

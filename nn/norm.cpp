@@ -36,7 +36,8 @@ Tensor BatchNormNd::forward(const Tensor& x) {
   double factor = momentum.value_or(0.0);
   if (is_training() && num_batches_tracked.defined()) {
     NoGradGuard no_grad;
-    num_batches_tracked.add_(scalar_tensor(1, kInt64));
+    // The one on the buffer's device: a module moved with to(kCUDA) counts there.
+    num_batches_tracked.add_(scalar_tensor(1, kInt64, num_batches_tracked.device()));
     if (!momentum) factor = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>());
   }
   // As PyTorch: batch statistics in training, and in eval too when no running ones are kept.

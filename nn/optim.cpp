@@ -5,6 +5,7 @@
 #include <set>
 #include <type_traits>
 
+#include <tapegrad/core/cuda.h>
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/grad_mode.h>
 #include <tapegrad/core/parallel.h>
@@ -57,8 +58,9 @@ Optimizer::Optimizer(std::vector<Tensor> params, double lr, std::string name)
              "parameter ", i, " must be a leaf tensor that requires grad");
     TG_CHECK(p.dtype() == kFloat32 || p.dtype() == kFloat64, TypeError, name_.c_str(), "parameter ",
              i, " must be float32 or float64, got ", dtype_name(p.dtype()));
-    TG_CHECK(p.device().is_cpu() && p.is_contiguous(), ValueError, name_.c_str(), "parameter ", i,
-             " must be a contiguous CPU tensor");
+    TG_CHECK(p.is_contiguous(), ValueError, name_.c_str(), "parameter ", i, " must be contiguous");
+    // A device parameter is updated by the backend's fused kernel (core/cuda.h); any device
+    // tensor that exists has one.
   }
 }
 
@@ -80,9 +82,14 @@ void Optimizer::set_lr(double lr) {
 }
 
 Tensor Optimizer::buffer(size_t i, const std::string& name) {
-  for (auto& [n, t] : buffers_[i])
+  const Device device = params_[i].device();
+  for (auto& [n, t] : buffers_[i]) {
+    // The buffers follow their parameter when a module moves after the optimizer was made
+    // (nn::Module::to), as the stored tensors of a loaded state do.
+    if (n == name && !(t.device() == device)) t = t.to(device);
     if (n == name) return t;
-  buffers_[i].emplace_back(name, zeros(params_[i].shape(), params_[i].dtype()));
+  }
+  buffers_[i].emplace_back(name, zeros(params_[i].shape(), params_[i].dtype(), device));
   return buffers_[i].back().second;
 }
 
@@ -139,8 +146,9 @@ void Optimizer::load_state_dict(const StateDict& state) {
              " but the optimizer has ", params_.size());
     TG_CHECK(t.shape() == params_[index].shape(), ValueError, op, "'", key, "' has shape ",
              t.shape(), ", its parameter has ", params_[index].shape());
+    const Tensor& param = params_[index];
     buffers[index].emplace_back(key.substr(dot + 1),
-                                t.to(params_[index].dtype()).contiguous().clone());
+                                t.to(param.dtype()).to(param.device()).contiguous().clone());
   }
   // Everything checked: now change state.
   step_count_ = step.item<int64_t>();
@@ -175,6 +183,12 @@ void SGD::step() {
     const Tensor& p = params_[i];
     if (!p.grad().defined()) continue;
     const Tensor g = usable_grad(p, "SGD");
+    if (p.device().is_cuda()) {
+      const bool first = mom != 0 && !has_buffer(i, "momentum_buffer");
+      const Tensor buf = mom != 0 ? buffer(i, "momentum_buffer") : Tensor();
+      cuda::detail::sgd_step(p, g, buf, {lr, wd, mom, damp, nesterov, first});
+      continue;
+    }
     // Arithmetic in the parameter's own type T, so the loops vectorise.
     if (mom == 0) {
       for_each_element(p, g, {}, [=](auto* P, const auto* G, auto**, int64_t k) {
@@ -267,6 +281,11 @@ void Adam::step() {
     std::vector<Tensor> bufs;
     for (const char* name : {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"})
       if (amsgrad || name[0] != 'm') bufs.push_back(buffer(i, name));
+    if (p.device().is_cuda()) {
+      cuda::detail::adam_step(p, g, bufs[0], bufs[1], amsgrad ? bufs[2] : Tensor(),
+                              {step_size, sqrt_bc2, shrink, l2, b1, b2, eps, amsgrad});
+      continue;
+    }
     const AdamConstants c{step_size, sqrt_bc2, shrink, l2, b1, b2, eps};
     const int64_t n = p.numel();
     auto run = [&](auto zero) {

@@ -517,6 +517,12 @@ StateDict load(const std::string& path) {
   return out;
 }
 
+StateDict load(const std::string& path, Device device) {
+  StateDict out = load(path);
+  for (auto& entry : out) entry.second = entry.second.to(device);
+  return out;
+}
+
 std::map<std::string, std::string> load_metadata(const std::string& path) {
   std::ifstream in;
   return read_file_header(in, path).metadata;

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include <tapegrad/core/device.h>
 #include <tapegrad/nn/state_dict.h>
 
 namespace tg {
@@ -27,6 +28,9 @@ std::string save_to_bytes(const StateDict& tensors,
 
 // Reads every tensor of a safetensors file into fresh contiguous CPU tensors.
 StateDict load(const std::string& path);
+// Same, each tensor then copied to device (tg::load(path, tg::kCUDA)); a module's
+// load_state_dict also copies CPU tensors into device parameters itself.
+StateDict load(const std::string& path, Device device);
 // Same, from the bytes of a whole file (errors name the source "<bytes>").
 StateDict load_from_bytes(std::string_view bytes);
 

@@ -11,12 +11,14 @@
 //   tg::testing::OpReport r = tg::testing::check_op("my_op");
 //   CHECK_MESSAGE(r.ok, r);   // doctest; EXPECT_TRUE(r.ok) << r; in GoogleTest
 //
-// tg_opcheck (tools/opcheck) is a thin program over check_all_ops.
+// With CheckOptions::device set to kCUDA it checks the op on that device against the CPU backend
+// instead (device.cpp). tg_opcheck (tools/opcheck) is a thin program over check_all_ops.
 #include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
 
+#include <tapegrad/core/device.h>
 #include <tapegrad/core/dtype.h>
 #include <tapegrad/ops/registry.h>
 
@@ -40,6 +42,15 @@ struct CheckOptions {
   uint64_t seed = 0;          // mixed into every sample's value seed (0: the spec's own values)
   bool verbose = false;       // also list the checks that passed in the report
   std::string only_op;        // check_all_ops: run this op only
+  // Where the op is checked. A device other than the CPU (tg_opcheck --device cuda) runs every
+  // sample there and on the CPU, the reference, and compares: forward outputs in every dtype
+  // (integers and bool exactly, floating values to 1e-5 in float32 and 1e-10 in float64), in
+  // float64 the gradients and second derivatives (the gradient of <grad, v>), the in-place
+  // variant against the CPU's out-of-place result, and every reject sample (a typed [..] error,
+  // inputs unchanged, in tg::cuda::set_sync_checks mode). The CPU-only checks (gradcheck by
+  // finite differences, method, fused, derived) are not repeated there. An op with no kernel
+  // for the device reports has_kernel = false and runs nothing.
+  Device device = kCPU;
 };
 using Options = CheckOptions;
 
@@ -70,8 +81,12 @@ struct OpReport {
   // Counts of checks run (a sample in two dtypes counts twice, except in `samples`).
   // fused: backward passes (sample, dtype, inputs asked for) that ran a fused kernel and were
   // compared with the composed formula. derived: derived cases run (skipped ones excluded).
+  // On a device (CheckOptions::device), gradchecks and gradgradchecks count the comparisons of
+  // gradients and second derivatives with the CPU's.
   int samples = 0, forward = 0, gradchecks = 0, gradgradchecks = 0, inplace = 0, rejects = 0,
       fused = 0, derived = 0, failures = 0;
+  // A device check only: whether the op has a kernel for the device's dispatch key.
+  bool has_kernel = true;
   std::vector<CaseReport> cases;
   std::string report;  // one line per failure (and per passed check when verbose)
   std::vector<std::string> failed_checks() const;  // "sample 1 [float64] ...: gradcheck: ..."

@@ -532,6 +532,7 @@ std::ostream& operator<<(std::ostream& os, const OpReport& r) {
 }
 
 OpReport check_op(const registry::OpInfo& op, const CheckOptions& options) {
+  if (!options.device.is_cpu()) return detail::check_op_on_device(op, options);
   return detail::OpChecker(op, options).run();
 }
 

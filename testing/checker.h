@@ -35,6 +35,9 @@ struct Snapshot {
 };
 Snapshot snapshot(const std::vector<Value>& args, const std::vector<TensorSlot>& slots);
 
+// The op check on options.device (device.cpp), against the CPU backend.
+OpReport check_op_on_device(const OpInfo& op, const CheckOptions& options);
+
 class OpChecker {
  public:
   using Call = std::function<std::vector<Tensor>(const std::vector<Value>&)>;

@@ -1,12 +1,15 @@
 // A seeded differential test of the seed indexing ops: 1,000 random cases (0-d and 0-size
 // shapes, duplicate indices, ties, zeros, every reduce, include_self on and off), each run on the
-// CUDA device and on the CPU, forward and backward. Values are small integers and halves, so
-// sums and products are exact and the device must give the CPU's bits; backward gradients
-// (divisions by tie and element counts) agree to 1e-12.
+// CUDA device and on the CPU, forward and backward, the device once with deterministic
+// algorithms (sorted, index order) and once without (atomics). Values are small integers and
+// halves, so sums and products are exact and the deterministic device must give the CPU's bits;
+// backward gradients (divisions by tie and element counts) agree to 1e-12. A second case uses
+// random floats and many duplicates, where only the deterministic mode can match bit for bit.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -157,13 +160,73 @@ TEST_CASE("cuda: a thousand random seed-op cases, device against CPU, forward an
       return grads;
     };
     const std::vector<Tensor> want = run(tg::kCPU);
-    const std::vector<Tensor> got = run(tg::kCUDA);
-    REQUIRE(got.size() == want.size());
-    CHECK_MESSAGE(differs(got[0], want[0], 0).empty(), "forward: ", differs(got[0], want[0], 0));
-    for (size_t k = 1; k < got.size(); ++k)
-      CHECK_MESSAGE(differs(got[k], want[k], 1e-12).empty(), "gradient ", k - 1, ": ",
-                    differs(got[k], want[k], 1e-12));
+    for (const bool deterministic : {true, false}) {
+      INFO((deterministic ? "deterministic" : "atomics"));
+      const tg::DeterministicGuard mode(deterministic);
+      const std::vector<Tensor> got = run(tg::kCUDA);
+      REQUIRE(got.size() == want.size());
+      const double tol = deterministic ? 0 : 1e-12;
+      CHECK_MESSAGE(differs(got[0], want[0], tol).empty(),
+                    "forward: ", differs(got[0], want[0], tol));
+      for (size_t k = 1; k < got.size(); ++k)
+        CHECK_MESSAGE(differs(got[k], want[k], 1e-12).empty(), "gradient ", k - 1, ": ",
+                      differs(got[k], want[k], 1e-12));
+    }
     ++checked;
   }
   CHECK(checked == 1000);
+}
+
+TEST_CASE("cuda: deterministic scatter sums and products give the CPU bits, atomics are close") {
+  if (!tg::cuda::is_available()) {
+    MESSAGE("no CUDA device: skipping");
+    return;
+  }
+  // Thousands of random floats into a few slots: the order of a floating sum or product shows
+  // in its last bits, so only the CPU's order (index order) reproduces the CPU's result.
+  tg::manual_seed(7);
+  const int64_t n = 3000;
+  const Tensor index = (tg::rand({n, 4}) * 3).to(tg::kInt64);
+  const Tensor rows = (tg::rand({n}) * 3).to(tg::kInt64);
+  for (tg::DType dtype : {tg::kFloat32, tg::kFloat64}) {
+    const Tensor self = tg::rand({3, 4}, dtype) + 0.5;
+    const Tensor sum_src = tg::rand({n, 4}, dtype) * 2 - 1;
+    const Tensor prod_src = tg::rand({n, 4}, dtype) * 0.2 + 0.9;  // products stay finite
+    using Op = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&)>;
+    const std::vector<std::pair<std::string, Op>> ops = {
+        {"scatter_add",
+         [](auto& s, auto& i, auto&, auto& x) { return tg::scatter_add(s, 0, i, x); }},
+        {"scatter_reduce sum",
+         [](auto& s, auto& i, auto&, auto& x) { return tg::scatter_reduce(s, 0, i, x, "sum"); }},
+        {"scatter_reduce prod",
+         [](auto& s, auto& i, auto&, auto& x) { return tg::scatter_reduce(s, 0, i, x, "prod"); }},
+        {"scatter_reduce mean exclude_self",
+         [](auto& s, auto& i, auto&, auto& x) {
+           return tg::scatter_reduce(s, 0, i, x, "mean", false);
+         }},
+        {"index_add",
+         [](auto& s, auto&, auto& r, auto& x) { return tg::index_add(s, 0, r, x, 0.5); }},
+        {"index_reduce prod",
+         [](auto& s, auto&, auto& r, auto& x) { return tg::index_reduce(s, 0, r, x, "prod"); }},
+        {"index_reduce amax",
+         [](auto& s, auto&, auto& r, auto& x) { return tg::index_reduce(s, 0, r, x, "amax"); }},
+    };
+    for (const auto& entry : ops) {
+      INFO(entry.first, " ", std::string(tg::dtype_name(dtype)));
+      const Tensor& src = entry.first.find("prod") != std::string::npos ? prod_src : sum_src;
+      const Tensor want = entry.second(self, index, rows, src);
+      auto on_device = [&] {
+        return entry.second(self.to(tg::kCUDA), index.to(tg::kCUDA), rows.to(tg::kCUDA),
+                            src.to(tg::kCUDA));
+      };
+      {
+        const tg::DeterministicGuard mode(true);
+        for (int rep = 0; rep < 2; ++rep)
+          CHECK_MESSAGE(differs(on_device(), want, 0).empty(), differs(on_device(), want, 0));
+      }
+      const tg::DeterministicGuard mode(false);
+      const double tol = dtype == tg::kFloat32 ? 1e-4 : 1e-12;
+      CHECK_MESSAGE(differs(on_device(), want, tol).empty(), differs(on_device(), want, tol));
+    }
+  }
 }

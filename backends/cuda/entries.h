@@ -1,6 +1,7 @@
 #pragma once
 // Host side of the indexing kernels: building a scatter plan (indexing_kernels.h) from tensors.
 #include <tapegrad/core/copy.h>
+#include <tapegrad/core/deterministic.h>
 #include <tapegrad/generated/tensor.h>
 #include <tapegrad/ops/factories.h>
 
@@ -73,6 +74,28 @@ inline Entries make_entries(const char* op, const Shape& iter, const Shape& inde
     sort_entries(e.slots.data<int64_t>(), e.order.data<int64_t>(), e.n);
   }
   return e;
+}
+
+// Whether a scatter-like accumulation takes the atomic path (launch_combine_atomic): deterministic
+// algorithms off (core/deterministic.h), a reduce that accumulates and a dtype with atomics.
+// Assignments (the last entry in index order wins) and bool always sort.
+inline bool atomic_path(ScatterReduce reduce, DType dtype) {
+  return !are_deterministic_algorithms_enabled() && reduce != ScatterReduce::Assign &&
+         dtype != kBool;
+}
+
+// Combines the entries of src into out (contiguous): in index order when they were sorted,
+// atomically when not (make_entries with sort = !atomic_path(...)).
+inline void combine_into(const Entries& e, ScatterReduce reduce, const Tensor& out,
+                         const Tensor& src, bool include_self, const Scalar& scale) {
+  if (e.order.defined()) {
+    launch_combine(reduce, out.dtype(), out.data_ptr(), src.data_ptr(), e.slots.data<int64_t>(),
+                   e.order.data<int64_t>(), e.src_off.data<int64_t>(), e.n, include_self, scale);
+  } else {
+    launch_combine_atomic(reduce, out.dtype(), out.data_ptr(), out.numel(), src.data_ptr(),
+                          e.slots.data<int64_t>(), e.src_off.data<int64_t>(), e.n, include_self,
+                          scale);
+  }
 }
 
 // Strides that follow a 1-d index along dim over `iter` (0 elsewhere): the index_* ops' row form.

@@ -30,7 +30,7 @@ detail::Entries row_entries(const char* op, const Shape& iter, const Shape& src_
 }
 
 // source combined into a copy of base along dim at index (index_add/copy/reduce and
-// index_select_backward).
+// index_select_backward), atomically unless deterministic or an assignment (entries.h).
 Tensor index_scatter(const char* op, const Tensor& base, int64_t dim, const Tensor& index,
                      const Tensor& source, ScatterReduce reduce, bool include_self,
                      const Scalar& scale = 1) {
@@ -39,11 +39,10 @@ Tensor index_scatter(const char* op, const Tensor& base, int64_t dim, const Tens
   const int64_t d = wrap_dim(op, dim, base1.dim());
   Tensor out = detail::fresh_copy(base1);
   if (src1.numel() > 0) {
+    const bool sort = !detail::atomic_path(reduce, out.dtype());
     const detail::Entries e =
-        row_entries(op, src1.shape(), src1.strides(), out.strides(), d, out.size(d), index, true);
-    detail::launch_combine(reduce, out.dtype(), out.data_ptr(), src1.data_ptr(),
-                           e.slots.data<int64_t>(), e.order.data<int64_t>(),
-                           e.src_off.data<int64_t>(), e.n, include_self, scale);
+        row_entries(op, src1.shape(), src1.strides(), out.strides(), d, out.size(d), index, sort);
+    detail::combine_into(e, reduce, out, src1, include_self, scale);
   }
   return detail::like_input(out, base);
 }

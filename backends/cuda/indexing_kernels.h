@@ -36,6 +36,14 @@ void launch_combine(ScatterReduce reduce, DType dtype, void* out, const void* sr
                     const int64_t* slots, const int64_t* order, const int64_t* src_off, int64_t n,
                     bool include_self, const Scalar& scale);
 
+// launch_combine's atomic form (tg::use_deterministic_algorithms off; scatter_atomic_kernels.cu):
+// entries unsorted, each folded into its slot of out (contiguous, out_numel elements) with one
+// atomic update. Sum, Prod, Mean, Amax, Amin; int32, int64, float32, float64 (bool and Assign
+// take the sorted path: their result is the last entry in index order).
+void launch_combine_atomic(ScatterReduce reduce, DType dtype, void* out, int64_t out_numel,
+                           const void* src, const int64_t* slots, const int64_t* src_off, int64_t n,
+                           bool include_self, const Scalar& scale);
+
 // out[e] = target[slots[e]] (0 where slots[e] < 0), out contiguous, `dtype`.
 void launch_gather_slots(DType dtype, void* out, const void* target, const int64_t* slots,
                          int64_t n);

@@ -26,7 +26,8 @@ detail::Entries walk_entries(const char* op, const Tensor& index1, const Tensor&
                               d, target.size(d), index64, sort);
 }
 
-// scatter, scatter_add, scatter_reduce, gather_backward: src scattered into a copy of `base`.
+// scatter, scatter_add, scatter_reduce, gather_backward: src scattered into a copy of `base`,
+// atomically unless deterministic algorithms are on or it assigns (entries.h, atomic_path).
 Tensor scatter_op(const char* op, const Tensor& base, int64_t dim, const Tensor& index,
                   const Tensor& src, ScatterReduce reduce, bool include_self,
                   const Scalar& scale = 1) {
@@ -36,10 +37,9 @@ Tensor scatter_op(const char* op, const Tensor& base, int64_t dim, const Tensor&
   Tensor out = detail::fresh_copy(base1);
   if (index1.numel() > 0) {
     const Tensor idx = detail::index64(index1);
-    const detail::Entries e = walk_entries(op, index1, idx, src1.strides(), out, d, true);
-    detail::launch_combine(reduce, out.dtype(), out.data_ptr(), src1.data_ptr(),
-                           e.slots.data<int64_t>(), e.order.data<int64_t>(),
-                           e.src_off.data<int64_t>(), e.n, include_self, scale);
+    const bool sort = !detail::atomic_path(reduce, out.dtype());
+    const detail::Entries e = walk_entries(op, index1, idx, src1.strides(), out, d, sort);
+    detail::combine_into(e, reduce, out, src1, include_self, scale);
   }
   return detail::like_input(out, base);
 }

@@ -130,14 +130,14 @@ int main(int argc, char** argv) {
     }
   }
 
-  if (!device.empty()) {
-    if (device == "cuda" && !tg::cuda::is_available()) {
+  if (device == "cuda") {
+    if (!tg::cuda::is_available()) {
       std::cerr << "tg_opcheck: no CUDA device (tapegrad built without CUDA, or no GPU)\n";
       return 2;
     }
-    if (device == "cuda") std::printf("device: %s\n", tg::cuda::device_name().c_str());
-    return tg::opcheck::run_device_check(options,
-                                         device == "cuda" ? tg::Device(tg::kCUDA) : tg::Device());
+    std::printf("device: %s\n", tg::cuda::device_name().c_str());
+    options.device = tg::kCUDA;
+    return tg::opcheck::run_device_check(options);
   }
   if (random.cases > 0) return run_random(options, random);
   std::vector<tg::testing::OpReport> reports = tg::testing::check_all_ops(options);
