@@ -105,8 +105,7 @@ Edge gradient_edge(const Tensor& t) {
   if (!t.defined() || !t.requires_grad()) return {};
   if (t.grad_fn()) return {t.grad_fn(), t.output_nr()};
   AutogradMeta& meta = autograd_meta(*t.impl());
-  if (!meta.grad_accumulator)
-    meta.grad_accumulator = make_pooled<AccumulateGrad>(t.impl_ptr());
+  if (!meta.grad_accumulator) meta.grad_accumulator = make_pooled<AccumulateGrad>(t.impl_ptr());
   return {meta.grad_accumulator, 0};
 }
 

@@ -6,8 +6,8 @@
 namespace tg {
 
 Tensor Tensor::detach() const {
-  auto impl = make_pooled<TensorImpl>(impl_->storage, impl_->shape, impl_->strides,
-                                           impl_->offset, impl_->dtype);
+  auto impl = make_pooled<TensorImpl>(impl_->storage, impl_->shape, impl_->strides, impl_->offset,
+                                      impl_->dtype);
   return Tensor(std::move(impl));
 }
 
