@@ -168,7 +168,7 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
   const shared::MatmulPlan plan = shared::matmul_plan(self, other);
   const Tensor &a = plan.a, &b = plan.b;
   const Shape& batch = plan.batch;
-  const int64_t m = plan.m, k = plan.k, n = plan.n;
+  const int64_t k = plan.k, n = plan.n;
   Tensor out = empty(plan.out_shape, self.dtype(), self.device());
   if (out.numel() == 0) return out;
   if (k == 0) {
@@ -178,7 +178,7 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
   const DType dtype = self.dtype();
   bool use_blas = false;
 #ifdef TG_WITH_BLAS
-  use_blas = allow_blas && (dtype == kFloat32 || dtype == kFloat64) && fits_int({m, n, k});
+  use_blas = allow_blas && (dtype == kFloat32 || dtype == kFloat64) && fits_int({plan.m, n, k});
 #else
   (void)allow_blas;
   (void)use_blas;
