@@ -3,7 +3,6 @@
 
 #include <tapegrad/core/checked.h>
 
-#include <algorithm>
 #include <optional>
 
 namespace tg {
@@ -41,17 +40,12 @@ TensorBase empty_strided(const Shape& shape, const Shape& strides, DType dtype, 
 
 TensorBase empty_contiguous(const char* op, IntArrayRef shape, DType dtype, Device device) {
   const size_t item = itemsize(dtype);
-  // max(size, 1) * ... * itemsize fits in int64, so no stride below can overflow.
-  const int64_t n = checked::numel(op, shape, item);
-  Shape strides(shape.size());
-  int64_t stride = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= std::max<int64_t>(shape[i], 1);
-  }
+  const int64_t n = checked::numel(op, shape, item);  // so the strides cannot overflow either
+  Shape sizes(shape);
+  Shape strides = contiguous_strides(sizes);
   auto storage = make_storage(static_cast<size_t>(n) * item, device);
   return TensorBase(
-      make_pooled<TensorImpl>(std::move(storage), Shape(shape), std::move(strides), 0, dtype));
+      make_pooled<TensorImpl>(std::move(storage), std::move(sizes), std::move(strides), 0, dtype));
 }
 
 TensorBase make_view(const TensorBase& base, Shape shape, Shape strides, int64_t offset) {
