@@ -105,6 +105,23 @@ TEST_CASE("matmul: a zero-size batch broadcasts to zero, not one (issue 12, defe
   CHECK(b.grad().to_vector<double>() == std::vector<double>{0, 0});
 }
 
+TEST_CASE("softmax family: an empty tensor with a huge other dim returns at once (fuzz finding)") {
+  // Once: 2^50 empty rows walked one block at a time, hours of work for nothing to write.
+  for (const Shape& shape : {Shape{3, 0, 4, 1LL << 48}, Shape{1LL << 50, 0}, Shape{0, 1LL << 50}})
+    for (int64_t dim = 0; dim < static_cast<int64_t>(shape.size()); ++dim) {
+      CAPTURE(shape);
+      CAPTURE(dim);
+      Tensor x = tg::zeros(shape).requires_grad_();
+      Tensor y = tg::softmax(x, dim);
+      CHECK(y.shape() == shape);
+      CHECK(tg::log_softmax(x, dim).shape() == shape);
+      CHECK(tg::softmax_backward(y, y, dim).shape() == shape);
+      CHECK(tg::log_softmax_backward(y, y, dim).shape() == shape);
+      y.sum().backward();
+      CHECK(x.grad().shape() == shape);
+    }
+}
+
 TEST_CASE("conversion: NaN, inf and out-of-range floats to int are defined (issue 12, defect 8)") {
   const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
   // PyTorch 1.13 on x86: the target's lowest value for each of these.

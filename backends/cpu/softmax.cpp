@@ -41,6 +41,9 @@ constexpr int64_t kBlock = 256;  // adjacent rows walked together when rows are 
 // adjacent rows (o, i0 .. i0 + len) otherwise; element j of row (o, i) is at o*size*inner +
 // j*inner + i. In parallel when the tensor is large.
 template <typename Row, typename Block> void for_rows(const RowLayout& l, Row row, Block block) {
+  // An empty tensor has nothing to write, but its other dims may still be huge: counting blocks
+  // of 2^50 empty rows would run for hours (a fuzz finding).
+  if (l.outer == 0 || l.size == 0 || l.inner == 0) return;
   if (l.inner == 1) {
     parallel_items(l.outer, l.size, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) row(o);

@@ -13,6 +13,8 @@
 #include <tapegrad/ops/registry.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <iostream>
 
 #include "fuzz_common.h"
 
@@ -199,6 +201,26 @@ void for_each_tensor(const std::vector<Value>& args, auto&& fn) {
   }
 }
 
+// TG_FUZZ_TRACE=1 prints each call before it runs, to find the shapes behind a crash or a hang.
+void trace_call(const std::string& op, const std::vector<Value>& args) {
+  static const bool on = std::getenv("TG_FUZZ_TRACE") != nullptr;
+  if (!on) return;
+  std::cerr << op << "(";
+  for (const Value& v : args) {
+    if (const Tensor* t = std::get_if<Tensor>(&v))
+      std::cerr << "tensor " << t->shape() << " strides " << t->strides() << " "
+                << tg::dtype_name(t->dtype());
+    else if (const int64_t* i = std::get_if<int64_t>(&v))
+      std::cerr << *i;
+    else if (const auto* list = std::get_if<std::vector<int64_t>>(&v))
+      std::cerr << tg::IntArrayRef(*list);
+    else
+      std::cerr << "<arg>";
+    std::cerr << ", ";
+  }
+  std::cerr << ")" << std::endl;
+}
+
 void check_result(const Tensor& r) {
   if (!r.defined()) return;
   const int64_t numel = r.numel();
@@ -301,6 +323,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for_each_tensor(args, [&](const Tensor& t) { before.push_back(tg_fuzz::Snapshot::of(t)); });
   std::vector<Tensor> results;
   std::string error;
+  trace_call(op.name, args);
   const bool ok = tg_fuzz::runs_or_typed_error([&] { results = call(args); }, &error);
   size_t i = 0;
   for_each_tensor(args, [&](const Tensor& t) {
