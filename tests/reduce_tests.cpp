@@ -2,9 +2,13 @@
 #include <doctest/doctest.h>
 #include <tapegrad/tapegrad.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -151,6 +155,48 @@ TEST_CASE("amax / amin: values, keepdim, bool, NaN") {
   tg::Tensor with_nan = tg::tensor(std::vector<double>{1, nan, 3});
   CHECK(std::isnan(tg::amax(with_nan).item<double>()));
   CHECK(std::isnan(tg::amin(with_nan).item<double>()));
+}
+
+// Rows long enough for the vectorised row kernel (32 lanes, then a tail): the result is the row's
+// extreme, or its first NaN bit for bit (payload and sign), wherever in the row it lies.
+template <typename T> void check_long_rows() {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const int64_t n = 1000;  // 31 blocks of 32 lanes and a tail of 8
+  const std::vector<int64_t> first_nan = {-1, 0, 37, 500, 991, 992, 999, 100, 64};
+  std::vector<T> data;
+  for (size_t r = 0; r < first_nan.size(); ++r)
+    for (int64_t j = 0; j < n; ++j)
+      data.push_back(static_cast<T>(((j * 7919 + static_cast<int64_t>(r) * 31) % 2001) - 1000));
+  auto nan_with = [](Bits payload, bool negative) {
+    const Bits sign = Bits(1) << (sizeof(T) * 8 - 1);
+    return std::bit_cast<T>(Bits(std::bit_cast<Bits>(std::numeric_limits<T>::quiet_NaN()) |
+                                 payload | (negative ? sign : 0)));
+  };
+  data[n + 5] = std::numeric_limits<T>::infinity();  // row 1: inf before the NaN
+  data[2 * n + 6] = -std::numeric_limits<T>::infinity();
+  for (size_t r = 1; r < first_nan.size(); ++r) {
+    data[r * n + first_nan[r]] = nan_with(Bits(r), r % 2 == 0);
+    if (r % 2 == 1 && first_nan[r] + 1 < n) data[r * n + n - 1] = nan_with(Bits(100), false);
+  }
+  const tg::Tensor x = tg::tensor(data).reshape({static_cast<int64_t>(first_nan.size()), n});
+  for (bool greater : {true, false}) {
+    const std::vector<T> got =
+        (greater ? tg::amax(x, {1}) : tg::amin(x, {1})).template to_vector<T>();
+    for (size_t r = 0; r < first_nan.size(); ++r) {
+      CAPTURE(r);
+      CAPTURE(greater);
+      T want = greater ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+      for (int64_t j = 0; j < n; ++j)
+        want = greater ? std::max(want, data[r * n + j]) : std::min(want, data[r * n + j]);
+      if (first_nan[r] >= 0) want = data[r * n + first_nan[r]];
+      CHECK(std::bit_cast<Bits>(got[r]) == std::bit_cast<Bits>(want));
+    }
+  }
+}
+
+TEST_CASE("amax / amin of long rows: the extreme, or the first NaN bit for bit") {
+  check_long_rows<float>();
+  check_long_rows<double>();
 }
 
 TEST_CASE("max / min along a dim: values and first index among ties") {

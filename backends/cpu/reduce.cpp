@@ -11,6 +11,10 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include <tapegrad/backends/cpu/wrapping.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
@@ -178,7 +182,7 @@ constexpr int64_t kMinColumnBlock = 64;
 //   additions add n 2^-53 sum|x_i|); docs/SEMANTICS.md states it.
 // - max/min of floating values: a plain compare-and-select per lane, and a separate "NaN seen"
 //   flag per lane; a row with a NaN returns its first NaN (NaN wins, as in PyTorch). Ties keep the
-//   first value per lane, as the generic loop does.
+//   first value per lane, as the generic loop does. (The AVX2 build uses extreme_row_avx2 below.)
 template <typename Op, typename Acc, typename T>
 __attribute__((always_inline)) inline Acc reduce_row_lanes(const T* p, int64_t n) {
   constexpr int kLanes = 32;
@@ -240,9 +244,77 @@ __attribute__((always_inline)) inline Acc reduce_row_lanes(const T* p, int64_t n
 // build targets baseline x86-64, where a float -> double sum converts two values per instruction,
 // not four). Both do the same additions in the same order, so the results are bit-identical.
 #if defined(__x86_64__) && defined(__GNUC__)
+
+// One overload per vector type, so that the kernel below is written once for both.
+#define TG_AVX2 __attribute__((target("avx2"), always_inline)) inline
+TG_AVX2 __m256 vload(const float* p) { return _mm256_loadu_ps(p); }
+TG_AVX2 __m256d vload(const double* p) { return _mm256_loadu_pd(p); }
+TG_AVX2 void vstore(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+TG_AVX2 void vstore(double* p, __m256d v) { _mm256_storeu_pd(p, v); }
+TG_AVX2 __m256 vfill(float x) { return _mm256_set1_ps(x); }
+TG_AVX2 __m256d vfill(double x) { return _mm256_set1_pd(x); }
+TG_AVX2 __m256 vmax(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
+TG_AVX2 __m256d vmax(__m256d a, __m256d b) { return _mm256_max_pd(a, b); }
+TG_AVX2 __m256 vmin(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
+TG_AVX2 __m256d vmin(__m256d a, __m256d b) { return _mm256_min_pd(a, b); }
+TG_AVX2 __m256 vunord(__m256 a, __m256 b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
+TG_AVX2 __m256d vunord(__m256d a, __m256d b) { return _mm256_cmp_pd(a, b, _CMP_UNORD_Q); }
+TG_AVX2 int vmask(__m256 v) { return _mm256_movemask_ps(v); }
+TG_AVX2 int vmask(__m256d v) { return _mm256_movemask_pd(v); }
+#undef TG_AVX2
+
+// max/min of float32/float64 rows for AVX2, written with intrinsics: the same kLanes = 32 lanes,
+// compare-and-selects and final merge as reduce_row_lanes (vmaxps(v, acc) is exactly
+// `v > acc ? v : acc`, vminps likewise), so the results are bit-identical. Only the "NaN seen"
+// flag differs: one unordered compare per vector, nan = unord(nan, v), whose all-ones result is
+// itself a NaN and so stays set. The compiler's flag from reduce_row_lanes costs a compare, a
+// blend and an or per vector, which compete with the max for the same vector pipes; detecting NaN
+// with integer and/compare/or ((bits & 0x7fffffff) > 0x7f800000) was slower still, as those run
+// on the same pipes.
+template <bool Greater, typename T>
+__attribute__((target("avx2"))) T extreme_row_avx2(const T* p, int64_t n) {
+  using V = decltype(vload(p));
+  constexpr int kLanes = 32, kWidth = sizeof(V) / sizeof(T), kVecs = kLanes / kWidth;
+  const T identity =
+      Greater ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+  V acc[kVecs], nan[kVecs];
+  for (int k = 0; k < kVecs; ++k) {
+    acc[k] = vfill(identity);
+    nan[k] = vfill(T(0));
+  }
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int k = 0; k < kVecs; ++k) {
+      const V v = vload(p + i + k * kWidth);
+      acc[k] = Greater ? vmax(v, acc[k]) : vmin(v, acc[k]);
+      nan[k] = vunord(nan[k], v);
+    }
+  T lanes[kLanes];
+  bool any_nan = false;
+  for (int k = 0; k < kVecs; ++k) {
+    vstore(lanes + k * kWidth, acc[k]);
+    any_nan = any_nan || vmask(nan[k]) != 0;
+  }
+  T result = identity;
+  for (int k = 0; k < kLanes; ++k)
+    result = (Greater ? lanes[k] > result : lanes[k] < result) ? lanes[k] : result;
+  for (; i < n; ++i) {
+    result = (Greater ? p[i] > result : p[i] < result) ? p[i] : result;
+    any_nan = any_nan || p[i] != p[i];
+  }
+  if (any_nan)
+    for (int64_t j = 0; j < n; ++j)
+      if (p[j] != p[j]) return p[j];
+  return result;
+}
+
 template <typename Op, typename Acc, typename T>
 __attribute__((target("avx2"))) Acc reduce_row_avx2(const T* p, int64_t n) {
-  return reduce_row_lanes<Op, Acc>(p, n);
+  if constexpr (requires { Op::kGreater; } &&
+                (std::is_same_v<T, float> || std::is_same_v<T, double>))
+    return extreme_row_avx2<Op::kGreater>(p, n);
+  else
+    return reduce_row_lanes<Op, Acc>(p, n);
 }
 bool has_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
