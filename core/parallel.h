@@ -17,4 +17,8 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
 // Items below which a simple elementwise loop is not worth splitting.
 inline constexpr int64_t kElementwiseGrain = 32768;
 
+// Bytes below which a plain copy (memcpy) is not worth splitting: a chunk must outlast waking a
+// sleeping worker (a few microseconds) many times over.
+inline constexpr int64_t kCopyGrainBytes = int64_t{1} << 18;
+
 }  // namespace tg

@@ -87,3 +87,34 @@ TEST_CASE("cat / stack backward: each input gets its slice of the gradient") {
   CHECK(values(gs[0]) == std::vector<double>{1, 3});
   CHECK(values(gs[1]) == std::vector<double>{2, 4});
 }
+
+TEST_CASE("cat: large inputs split across threads, also inside one run") {
+  // Runs of 70000 and 50001 float32 (over the 256 KiB a thread copies at least), three rows each:
+  // the byte ranges the threads get start and end inside runs, and every item must land once.
+  const int64_t rows = 3, wa = 70000, wb = 50001;
+  std::vector<double> va, vb;
+  for (int64_t i = 0; i < rows * wa; ++i) va.push_back(static_cast<double>(i));
+  for (int64_t i = 0; i < rows * wb; ++i) vb.push_back(static_cast<double>(-1 - i));
+  const tg::Tensor a = tg::tensor(va, {rows, wa}).to_dtype(tg::kFloat32);
+  const tg::Tensor b = tg::tensor(vb, {rows, wb}).to_dtype(tg::kFloat32);
+  for (int threads : {1, 2, 3}) {
+    CAPTURE(threads);
+    const int before = tg::get_num_threads();
+    tg::set_num_threads(threads);
+    const std::vector<double> got = values(tg::cat({a, b}, 1));
+    const std::vector<double> flat = values(tg::cat({a.reshape({-1}), b.reshape({-1})}));
+    tg::set_num_threads(before);
+    int64_t wrong = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < wa; ++j)
+        wrong += got[static_cast<size_t>(r * (wa + wb) + j)] != va[static_cast<size_t>(r * wa + j)];
+      for (int64_t j = 0; j < wb; ++j)
+        wrong +=
+            got[static_cast<size_t>(r * (wa + wb) + wa + j)] != vb[static_cast<size_t>(r * wb + j)];
+    }
+    CHECK(wrong == 0);
+    std::vector<double> want = va;
+    want.insert(want.end(), vb.begin(), vb.end());
+    CHECK(flat == want);
+  }
+}

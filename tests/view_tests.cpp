@@ -248,3 +248,29 @@ TEST_CASE("double backward through slice: slice_backward's gradient is a slice")
   gg.backward(tg::tensor(V{1, 10}));
   CHECK(x.grad().to_vector<double>() == V{10, 1, 0, 0, 0});
 }
+
+TEST_CASE("contiguous of a transposed matrix: every item in place, ragged edges, any leading dim") {
+  // Sizes around the copy's 8x8 register blocks and 256-item tiles, and a source whose rows are
+  // longer than the transposed matrix is tall (ld > rows), in 4- and 8-byte dtypes.
+  const std::vector<std::pair<int64_t, int64_t>> sizes = {{8, 8},     {9, 17},    {64, 64},
+                                                          {300, 517}, {513, 260}, {16, 1030}};
+  for (auto dtype : {tg::kFloat32, tg::kInt32, tg::kFloat64}) {
+    for (const auto& size : sizes) {
+      const int64_t rows = size.first, cols = size.second, ld = rows + 3;
+      CAPTURE(rows);
+      CAPTURE(cols);
+      // base[j, i] = j * ld + i; x = base[:, :rows].T, so x[i, j] = j * ld + i.
+      Tensor base = iota(cols * ld, {cols, ld}).to_dtype(dtype);
+      Tensor x = base.narrow(1, 0, rows).transpose(0, 1);
+      REQUIRE(x.strides() == Shape{1, ld});
+      Tensor y = x.contiguous().to_dtype(tg::kFloat64);
+      REQUIRE(y.is_contiguous());
+      const double* p = y.data<double>();
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          wrong += p[i * cols + j] != static_cast<double>(j * ld + i);
+      CHECK(wrong == 0);
+    }
+  }
+}

@@ -24,9 +24,16 @@ void copy_into(const Tensor& slice, const Tensor& t, int64_t rows, int64_t run_s
   const int64_t run = t.numel() / rows, item = static_cast<int64_t>(itemsize(t.dtype()));
   const char* src = static_cast<const char*>(t.data_ptr());
   char* dst = static_cast<char*>(slice.data_ptr());
-  parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / run), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r)
-      std::memcpy(dst + r * run_stride * item, src + r * run * item, run * item);
+  // Split by bytes, not by runs: a cat along dim 0 is one long run per input, which a split by
+  // runs would leave to one thread.
+  const int64_t run_bytes = run * item, stride_bytes = run_stride * item;
+  parallel_for(0, rows * run_bytes, kCopyGrainBytes, [&](int64_t b, int64_t e) {
+    while (b < e) {
+      const int64_t r = b / run_bytes, off = b - r * run_bytes;
+      const int64_t len = std::min(run_bytes - off, e - b);
+      std::memcpy(dst + r * stride_bytes + off, src + b, static_cast<size_t>(len));
+      b += len;
+    }
   });
 }
 
