@@ -10,9 +10,11 @@
 // the matrices it needs, and the chunks run in parallel across the pool (one small GEMM per
 // thread scales where OpenBLAS's own threading of those small GEMMs does not).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include <tapegrad/core/conv_geometry.h>
 #include <tapegrad/core/copy.h>
@@ -188,12 +190,18 @@ template <typename T> void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t 
     cblas_dgemm(CblasRowMajor, a, b, i(M), i(N), i(K), 1.0, A, i(lda), B, i(ldb), beta, C, i(ldc));
 }
 
-// Images per chunk: as many as keep the chunk's column matrix near 2^15 elements (well inside
-// L2), so that a small CNN's batch still makes several chunks for the pool's threads. It depends
-// on the geometry only, so a result does not depend on the thread count.
+// Images per chunk: chunks whose column matrices hold about 2^17 elements (L2-sized; smaller
+// ones make OpenBLAS's GEMMs less efficient), their count rounded up to a multiple of 4 so that
+// 2 or 4 threads get equal shares; a batch of under 2^15 elements of column matrix stays one
+// chunk. It depends on the geometry only, so a result does not depend on the thread count.
 int64_t images_per_chunk(const ConvGeometry& g) {
   const int64_t per_image = std::max<int64_t>(1, g.c * g.kh * g.kw * g.oh * g.ow);
-  return std::clamp<int64_t>((int64_t{1} << 15) / per_image, 1, std::max<int64_t>(g.n, 1));
+  const int64_t n = std::max<int64_t>(g.n, 1), target = int64_t{1} << 17;
+  if (per_image >= target) return 1;
+  int64_t chunks = (n * per_image + target - 1) / target;  // n * per_image < 2^17 * n: no overflow
+  if (n * per_image >= target / 4) chunks = (chunks + 3) / 4 * 4;
+  chunks = std::clamp<int64_t>(chunks, 1, n);
+  return (n + chunks - 1) / chunks;
 }
 
 // Whether conv_blas takes the call: BLAS's int sizes hold, and no size is 0 (those keep the
@@ -222,10 +230,33 @@ class SerialBlas {
   bool active_;
 };
 
-// Scratch memory every element of which is written before it is read: no zero fill.
-template <typename T> std::unique_ptr<T[]> scratch(int64_t n) {
-  return std::make_unique_for_overwrite<T[]>(static_cast<size_t>(std::max<int64_t>(n, 1)));
-}
+// Scratch memory of one task, every element of which is written before it is read, aligned to
+// 64 bytes as tensors are (OpenBLAS's packing and the vector loops are faster on aligned rows).
+// Buffers up to 2^20 elements stay with their thread between calls (slot: which of a task's
+// buffers), so a call does not fault in fresh pages each time; larger ones live for the call.
+template <typename T> class Scratch {
+ public:
+  Scratch(int slot, int64_t n) {
+    static constexpr int64_t kPad = 64 / sizeof(T);
+    thread_local std::vector<T> kept[2];
+    T* base;
+    if (n <= (int64_t{1} << 20)) {
+      std::vector<T>& v = kept[slot];
+      if (static_cast<int64_t>(v.size()) < n + kPad) v.resize(static_cast<size_t>(n + kPad));
+      base = v.data();
+    } else {
+      own_ = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(n + kPad));
+      base = own_.get();
+    }
+    const auto address = reinterpret_cast<uintptr_t>(base);
+    ptr_ = base + ((64 - address % 64) % 64) / sizeof(T);
+  }
+  T* get() const { return ptr_; }
+
+ private:
+  std::unique_ptr<T[]> own_;
+  T* ptr_ = nullptr;
+};
 
 // The three passes over chunks of images. Chunks run in parallel across the pool, each task with
 // its own column buffer; sub is g restricted to images [n0, n0 + sub.n).
@@ -237,11 +268,11 @@ template <typename T> struct ConvBlas {
   // Buffers of one task: the column matrix of a chunk, and (for more than one image) the
   // chunk's output or output gradient as [OC, n * L].
   struct Buffers {
-    std::unique_ptr<T[]> cols, out;
+    Scratch<T> cols, out;
   };
   Buffers buffers() const {
-    return {scratch<T>(g.groups * K * chunk * L),
-            chunk > 1 ? scratch<T>(g.oc * chunk * L) : nullptr};
+    return {Scratch<T>(0, g.groups * K * chunk * L),
+            Scratch<T>(1, chunk > 1 ? g.oc * chunk * L : 0)};
   }
   // Runs task(lo, hi) over [0, tasks) across the pool; OpenBLAS single-threaded meanwhile when
   // the tasks do spread over several threads.
@@ -269,11 +300,17 @@ template <typename T> struct ConvBlas {
         const int64_t n0 = c * chunk, NL = sub.n * L;
         im2col(x + n0 * in_plane, sub, buf.cols.get());
         T* yc = y + n0 * g.oc * L;
-        T* out = sub.n == 1 ? yc : buf.out.get();
+        // One image: the GEMM writes y in place, onto the bias written first (beta = 1), so
+        // neither a zero fill nor a second pass to add the bias.
+        const bool direct = sub.n == 1;
+        T* out = direct ? yc : buf.out.get();
+        if (direct && bias)
+          for (int64_t o = 0; o < g.oc; ++o) std::fill(yc + o * L, yc + (o + 1) * L, bias[o]);
+        const T beta = direct && bias ? T(1) : T(0);
         for (int64_t gi = 0; gi < g.groups; ++gi)
           gemm<T>(false, false, ocg, NL, K, w + gi * ocg * K, K, buf.cols.get() + gi * K * NL, NL,
-                  T(0), out + gi * ocg * NL, NL);
-        if (sub.n > 1 || bias) from_channel_major(out, bias, sub, yc);  // in place for one image
+                  beta, out + gi * ocg * NL, NL);
+        if (!direct) from_channel_major(out, bias, sub, yc);
       }
     });
   }
@@ -301,7 +338,8 @@ template <typename T> struct ConvBlas {
   }
   void backward_weight(const T* gy, const T* x, T* gw) const {
     const int64_t parts = weight_parts(), wsize = g.oc * K;
-    std::unique_ptr<T[]> partial = parts > 1 ? scratch<T>((parts - 1) * wsize) : nullptr;
+    std::unique_ptr<T[]> partial =
+        std::make_unique_for_overwrite<T[]>(static_cast<size_t>((parts - 1) * wsize + 1));
     parallel(parts, [&](int64_t lo, int64_t hi) {
       Buffers buf = buffers();
       for (int64_t p = lo; p < hi; ++p) {
