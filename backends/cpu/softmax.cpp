@@ -269,6 +269,12 @@ Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
     using T = typename decltype(tag)::type;
     const T* in = x.data<T>();
     T* y = out.data<T>();
+    // Empty rows (size 0, outer * inner > 0): for_rows skips every empty input, so the -inf
+    // of an empty logsumexp is written here.
+    if (l.size == 0) {
+      std::fill(y, y + out.numel(), -std::numeric_limits<T>::infinity());
+      return;
+    }
     for_rows(
         l, [&](int64_t o) { y[o] = row_logsumexp(in + o * l.size, l.size); },
         [&](int64_t o, int64_t i0, int64_t len) {
