@@ -274,3 +274,57 @@ TEST_CASE("group_norm: values and gradients") {
   expect("group_norm grad x", g[0]);
   expect("group_norm grad w", g[1]);
 }
+
+// The BLAS path splits a batch into chunks of images run across the pool, and sums the weight
+// gradient in partial sums over consecutive chunks: a batch of many chunks (one image each, and
+// several images plus a short tail) must equal the per-image results, and must not depend on the
+// thread count, bit for bit.
+TEST_CASE("conv2d: chunks of images and the weight gradient's partial sums, any thread count") {
+  struct Case {
+    std::vector<int64_t> x, w;
+  };
+  for (const Case& c : {Case{{5, 16, 20, 20}, {6, 16, 3, 3}}, Case{{13, 3, 10, 10}, {4, 3, 3, 3}},
+                        Case{{11, 8, 12, 12}, {8, 4, 3, 3}}}) {
+    const int64_t groups = c.x[1] / c.w[1];
+    INFO("batch ", c.x[0], ", channels ", c.x[1], ", groups ", groups);
+    const Tensor x = wave(c.x, 0.17, 0.4, kFloat32), w = wave(c.w, 0.23, 0.1, kFloat32);
+    const Tensor y0 = conv2d(x, w, {}, {1, 1}, {1, 1}, {1, 1}, groups);
+    const Tensor gy = wave(y0.shape().vec(), 0.31, 0.7, kFloat32);
+    const auto run = [&](int threads) {
+      set_num_threads(threads);
+      return std::vector<Tensor>{conv2d(x, w, {}, {1, 1}, {1, 1}, {1, 1}, groups),
+                                 conv_backward_input(gy, w, x.shape(), {1, 1}, {1, 1}, {1, 1},
+                                                     groups),
+                                 conv_backward_weight(gy, x, w.shape(), {1, 1}, {1, 1}, {1, 1},
+                                                      groups)};
+    };
+    const int before = get_num_threads();
+    const std::vector<Tensor> one = run(1), two = run(2), three = run(3);
+    set_num_threads(before);
+    for (size_t k = 0; k < one.size(); ++k) {
+      INFO("result ", k);
+      CHECK(two[k].to_vector<float>() == one[k].to_vector<float>());
+      CHECK(three[k].to_vector<float>() == one[k].to_vector<float>());
+    }
+    // Image by image, in float64: a single chunk each.
+    std::vector<Tensor> ys, gxs;
+    Tensor gw = zeros(c.w, kFloat64);
+    const Tensor x64 = x.to(kFloat64), w64 = w.to(kFloat64), gy64 = gy.to(kFloat64);
+    for (int64_t n = 0; n < c.x[0]; ++n) {
+      const Tensor xi = narrow(x64, 0, n, 1), gyi = narrow(gy64, 0, n, 1);
+      ys.push_back(conv2d(xi, w64, {}, {1, 1}, {1, 1}, {1, 1}, groups));
+      gxs.push_back(conv_backward_input(gyi, w64, xi.shape(), {1, 1}, {1, 1}, {1, 1}, groups));
+      gw = gw + conv_backward_weight(gyi, xi, w.shape(), {1, 1}, {1, 1}, {1, 1}, groups);
+    }
+    const std::vector<Tensor> want = {cat(ys), cat(gxs), gw};
+    for (size_t k = 0; k < want.size(); ++k) {
+      INFO("result ", k);
+      const std::vector<double> got = one[k].to_vector<double>(), ref = want[k].to_vector<double>();
+      REQUIRE(got.size() == ref.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        INFO("element ", i, ": got ", got[i], ", expected ", ref[i]);
+        CHECK(std::abs(got[i] - ref[i]) <= 1e-4 * std::max(1.0, std::abs(ref[i])));
+      }
+    }
+  }
+}

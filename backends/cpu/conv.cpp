@@ -4,13 +4,17 @@
 // images of a CNN still make one large product. conv1d runs as a conv2d of height 1 (the same
 // memory: every tensor below is contiguous).
 //
-// With BLAS, float32/float64 convolutions run in chunks of images instead (conv_blas below): a
-// chunk's column matrix (about 512 KiB) stays in cache between im2col and the GEMM that reads it,
-// a single image's GEMM writes the output (or reads the output gradient) in place, and each pass
-// builds only the matrices it needs.
+// With BLAS, float32/float64 convolutions run in chunks of images instead (ConvBlas below): a
+// chunk's column matrix stays in cache between im2col and the GEMM that reads it, a single
+// image's GEMM writes the output (or reads the output gradient) in place, each pass builds only
+// the matrices it needs, and the chunks run in parallel across the pool (one small GEMM per
+// thread scales where OpenBLAS's own threading of those small GEMMs does not).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
+#include <vector>
 
 #include <tapegrad/core/conv_geometry.h>
 #include <tapegrad/core/copy.h>
@@ -186,10 +190,18 @@ template <typename T> void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t 
     cblas_dgemm(CblasRowMajor, a, b, i(M), i(N), i(K), 1.0, A, i(lda), B, i(ldb), beta, C, i(ldc));
 }
 
-// Images per chunk: as many as keep the chunk's column matrix near 2^17 elements (L2-sized).
+// Images per chunk: chunks whose column matrices hold about 2^17 elements (L2-sized; smaller
+// ones make OpenBLAS's GEMMs less efficient), their count rounded up to a multiple of 4 so that
+// 2 or 4 threads get equal shares; a batch of under 2^15 elements of column matrix stays one
+// chunk. It depends on the geometry only, so a result does not depend on the thread count.
 int64_t images_per_chunk(const ConvGeometry& g) {
   const int64_t per_image = std::max<int64_t>(1, g.c * g.kh * g.kw * g.oh * g.ow);
-  return std::clamp<int64_t>((int64_t{1} << 17) / per_image, 1, std::max<int64_t>(g.n, 1));
+  const int64_t n = std::max<int64_t>(g.n, 1), target = int64_t{1} << 17;
+  if (per_image >= target) return 1;
+  int64_t chunks = (n * per_image + target - 1) / target;  // n * per_image < 2^17 * n: no overflow
+  if (n * per_image >= target / 4) chunks = (chunks + 3) / 4 * 4;
+  chunks = std::clamp<int64_t>(chunks, 1, n);
+  return (n + chunks - 1) / chunks;
 }
 
 // Whether conv_blas takes the call: BLAS's int sizes hold, and no size is 0 (those keep the
@@ -200,59 +212,156 @@ bool blas_fits(const ConvGeometry& g) {
          g.oc * cols <= INT32_MAX;
 }
 
-// The three passes over chunks of images; sub is g restricted to images [n0, n0 + sub.n).
+// While the pool's threads each run their own chunk's GEMMs, OpenBLAS runs single-threaded: its
+// pthreads build has one process-wide thread count, so concurrent callers would queue for its
+// one extra worker, and that worker's spin-wait would take the core a pool thread runs on.
+class SerialBlas {
+ public:
+  explicit SerialBlas(bool active) : active_(active) {
+    if (active_) openblas_set_num_threads(1);
+  }
+  ~SerialBlas() {
+    if (active_) openblas_set_num_threads(get_num_threads());
+  }
+  SerialBlas(const SerialBlas&) = delete;
+  SerialBlas& operator=(const SerialBlas&) = delete;
+
+ private:
+  bool active_;
+};
+
+// Scratch memory of one task, every element of which is written before it is read, aligned to
+// 64 bytes as tensors are (OpenBLAS's packing and the vector loops are faster on aligned rows).
+// Buffers up to 2^20 elements stay with their thread between calls (slot: which of a task's
+// buffers), so a call does not fault in fresh pages each time; larger ones live for the call.
+template <typename T> class Scratch {
+ public:
+  Scratch(int slot, int64_t n) {
+    static constexpr int64_t kPad = 64 / sizeof(T);
+    thread_local std::vector<T> kept[2];
+    T* base;
+    if (n <= (int64_t{1} << 20)) {
+      std::vector<T>& v = kept[slot];
+      if (static_cast<int64_t>(v.size()) < n + kPad) v.resize(static_cast<size_t>(n + kPad));
+      base = v.data();
+    } else {
+      own_ = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(n + kPad));
+      base = own_.get();
+    }
+    const auto address = reinterpret_cast<uintptr_t>(base);
+    ptr_ = base + ((64 - address % 64) % 64) / sizeof(T);
+  }
+  T* get() const { return ptr_; }
+
+ private:
+  std::unique_ptr<T[]> own_;
+  T* ptr_ = nullptr;
+};
+
+// The three passes over chunks of images. Chunks run in parallel across the pool, each task with
+// its own column buffer; sub is g restricted to images [n0, n0 + sub.n).
 template <typename T> struct ConvBlas {
   const ConvGeometry& g;
   int64_t L = g.oh * g.ow, K = g.cols_rows(), ocg = g.oc / g.groups, in_plane = g.c * g.h * g.w;
-  int64_t chunk = images_per_chunk(g);
-  Tensor cols_buf = empty({g.groups * K * chunk * L}, dtype_of<T>(), Device{});
-  Tensor out_buf = chunk > 1 ? empty({g.oc * chunk * L}, dtype_of<T>(), Device{}) : Tensor();
+  int64_t chunk = images_per_chunk(g), chunks = (g.n + chunk - 1) / chunk;
 
-  template <typename Fn> void for_chunks(Fn fn) {
-    for (int64_t n0 = 0; n0 < g.n; n0 += chunk) {
-      ConvGeometry sub = g;
-      sub.n = std::min(chunk, g.n - n0);
-      fn(n0, sub, sub.n * L);
-    }
+  // Buffers of one task: the column matrix of a chunk, and (for more than one image) the
+  // chunk's output or output gradient as [OC, n * L].
+  struct Buffers {
+    Scratch<T> cols, out;
+  };
+  Buffers buffers() const {
+    return {Scratch<T>(0, g.groups * K * chunk * L),
+            Scratch<T>(1, chunk > 1 ? g.oc * chunk * L : 0)};
   }
-  // gy's chunk as [OC, n * L]: itself for one image, else through out_buf.
-  const T* channel_major_chunk(const T* gy, const ConvGeometry& sub) {
+  // Runs task(lo, hi) over [0, tasks) across the pool; OpenBLAS single-threaded meanwhile when
+  // the tasks do spread over several threads.
+  template <typename Fn> void parallel(int64_t tasks, Fn task) const {
+    SerialBlas serial(get_num_threads() > 1 && tasks > 1);
+    parallel_for(0, tasks, 1, task);
+  }
+  ConvGeometry chunk_geometry(int64_t c) const {
+    ConvGeometry sub = g;
+    sub.n = std::min(chunk, g.n - c * chunk);
+    return sub;
+  }
+  // gy's chunk as [OC, n * L]: itself for one image, else through out.
+  static const T* channel_major_chunk(const T* gy, const ConvGeometry& sub, T* out) {
     if (sub.n == 1) return gy;
-    to_channel_major(gy, sub, out_buf.data<T>());
-    return out_buf.data<T>();
+    to_channel_major(gy, sub, out);
+    return out;
   }
 
-  void forward(const T* x, const T* w, const T* bias, T* y) {
-    for_chunks([&](int64_t n0, const ConvGeometry& sub, int64_t NL) {
-      T* cols = cols_buf.data<T>();
-      im2col(x + n0 * in_plane, sub, cols);
-      T* yc = y + n0 * g.oc * L;
-      T* out = sub.n == 1 ? yc : out_buf.data<T>();
-      for (int64_t gi = 0; gi < g.groups; ++gi)
-        gemm<T>(false, false, ocg, NL, K, w + gi * ocg * K, K, cols + gi * K * NL, NL, T(0),
-                out + gi * ocg * NL, NL);
-      if (sub.n > 1 || bias) from_channel_major(out, bias, sub, yc);  // in place for one image
+  void forward(const T* x, const T* w, const T* bias, T* y) const {
+    parallel(chunks, [&](int64_t lo, int64_t hi) {
+      Buffers buf = buffers();
+      for (int64_t c = lo; c < hi; ++c) {
+        const ConvGeometry sub = chunk_geometry(c);
+        const int64_t n0 = c * chunk, NL = sub.n * L;
+        im2col(x + n0 * in_plane, sub, buf.cols.get());
+        T* yc = y + n0 * g.oc * L;
+        // One image: the GEMM writes y in place, onto the bias written first (beta = 1), so
+        // neither a zero fill nor a second pass to add the bias.
+        const bool direct = sub.n == 1;
+        T* out = direct ? yc : buf.out.get();
+        if (direct && bias)
+          for (int64_t o = 0; o < g.oc; ++o) std::fill(yc + o * L, yc + (o + 1) * L, bias[o]);
+        const T beta = direct && bias ? T(1) : T(0);
+        for (int64_t gi = 0; gi < g.groups; ++gi)
+          gemm<T>(false, false, ocg, NL, K, w + gi * ocg * K, K, buf.cols.get() + gi * K * NL, NL,
+                  beta, out + gi * ocg * NL, NL);
+        if (!direct) from_channel_major(out, bias, sub, yc);
+      }
     });
   }
-  void backward_input(const T* gy, const T* w, T* gx) {
-    for_chunks([&](int64_t n0, const ConvGeometry& sub, int64_t NL) {
-      const T* gym = channel_major_chunk(gy + n0 * g.oc * L, sub);
-      T* gcols = cols_buf.data<T>();
-      for (int64_t gi = 0; gi < g.groups; ++gi)
-        gemm<T>(true, false, K, NL, ocg, w + gi * ocg * K, K, gym + gi * ocg * NL, NL, T(0),
-                gcols + gi * K * NL, NL);
-      col2im(gcols, sub, gx + n0 * in_plane);
+  void backward_input(const T* gy, const T* w, T* gx) const {
+    parallel(chunks, [&](int64_t lo, int64_t hi) {
+      Buffers buf = buffers();
+      for (int64_t c = lo; c < hi; ++c) {
+        const ConvGeometry sub = chunk_geometry(c);
+        const int64_t n0 = c * chunk, NL = sub.n * L;
+        const T* gym = channel_major_chunk(gy + n0 * g.oc * L, sub, buf.out.get());
+        for (int64_t gi = 0; gi < g.groups; ++gi)
+          gemm<T>(true, false, K, NL, ocg, w + gi * ocg * K, K, gym + gi * ocg * NL, NL, T(0),
+                  buf.cols.get() + gi * K * NL, NL);
+        col2im(buf.cols.get(), sub, gx + n0 * in_plane);
+      }
     });
   }
-  // gw = the sum over chunks, in chunk order (deterministic whatever the thread count).
-  void backward_weight(const T* gy, const T* x, T* gw) {
-    for_chunks([&](int64_t n0, const ConvGeometry& sub, int64_t NL) {
-      T* cols = cols_buf.data<T>();
-      im2col(x + n0 * in_plane, sub, cols);
-      const T* gym = channel_major_chunk(gy + n0 * g.oc * L, sub);
-      for (int64_t gi = 0; gi < g.groups; ++gi)
-        gemm<T>(false, true, ocg, K, NL, gym + gi * ocg * NL, NL, cols + gi * K * NL, NL,
-                T(n0 == 0 ? 0 : 1), gw + gi * ocg * K, K);
+  // The weight gradient in `parts` partial sums over consecutive chunks (each in chunk order),
+  // added in part order: the parts depend on the geometry only, so the result is the same
+  // whatever the thread count. Their count is capped so the partial sums stay small.
+  int64_t weight_parts() const {
+    const int64_t budget =
+        std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(g.oc * K, 1));
+    return std::clamp<int64_t>(std::min<int64_t>(chunks, budget), 1, 8);
+  }
+  void backward_weight(const T* gy, const T* x, T* gw) const {
+    const int64_t parts = weight_parts(), wsize = g.oc * K;
+    std::unique_ptr<T[]> partial =
+        std::make_unique_for_overwrite<T[]>(static_cast<size_t>((parts - 1) * wsize + 1));
+    parallel(parts, [&](int64_t lo, int64_t hi) {
+      Buffers buf = buffers();
+      for (int64_t p = lo; p < hi; ++p) {
+        T* dst = p == 0 ? gw : partial.get() + (p - 1) * wsize;
+        const int64_t c_lo = p * chunks / parts, c_hi = (p + 1) * chunks / parts;
+        for (int64_t c = c_lo; c < c_hi; ++c) {
+          const ConvGeometry sub = chunk_geometry(c);
+          const int64_t n0 = c * chunk, NL = sub.n * L;
+          im2col(x + n0 * in_plane, sub, buf.cols.get());
+          const T* gym = channel_major_chunk(gy + n0 * g.oc * L, sub, buf.out.get());
+          for (int64_t gi = 0; gi < g.groups; ++gi)
+            gemm<T>(false, true, ocg, K, NL, gym + gi * ocg * NL, NL, buf.cols.get() + gi * K * NL,
+                    NL, T(c == c_lo ? 0 : 1), dst + gi * ocg * K, K);
+        }
+      }
+    });
+    if (parts == 1) return;
+    parallel_for(0, wsize, kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = 1; p < parts; ++p) {
+        const T* src = partial.get() + (p - 1) * wsize;
+        for (int64_t i = lo; i < hi; ++i) gw[i] += src[i];
+      }
     });
   }
 };

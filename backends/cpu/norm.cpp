@@ -39,6 +39,25 @@ template <typename T> double squares_around(const T* p, int64_t n, double mean) 
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
+// sum(dy * (x - mean)) in double, in four lanes as sum_of: one running sum would be a chain of
+// dependent additions (no vectorising, an add's latency per element).
+template <typename T> double products_around(const T* dy, const T* x, int64_t n, double mean) {
+  double acc[4] = {0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4)
+    for (int k = 0; k < 4; ++k)
+      acc[k] += static_cast<double>(dy[j + k]) * (static_cast<double>(x[j + k]) - mean);
+  for (; j < n; ++j) acc[0] += static_cast<double>(dy[j]) * (static_cast<double>(x[j]) - mean);
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+// Channels per task of the per-channel passes: each channel is a few passes over count values,
+// so half the elementwise grain already pays for a task (a small CNN's 16 or 32 channels of an
+// [N, C, 8, 8] batch then still spread over two threads).
+int64_t channel_grain(int64_t count) {
+  return std::max<int64_t>(1, kElementwiseGrain / (2 * std::max<int64_t>(count, 1)));
+}
+
 // The elements of an optional per-channel tensor, as doubles (fill when undefined).
 std::vector<double> channel_values(const Tensor& t, int64_t channels, double fill) {
   if (!t.defined()) return std::vector<double>(static_cast<size_t>(channels), fill);
@@ -60,19 +79,17 @@ Tensor batch_norm(const Tensor& self, const Tensor& running_mean, const Tensor& 
     using T = typename decltype(tag)::type;
     const T* in = x.data<T>();
     if (training) {
-      parallel_for(0, channels, std::max<int64_t>(1, kElementwiseGrain / count),
-                   [&](int64_t lo, int64_t hi) {
-                     for (int64_t c = lo; c < hi; ++c) {
-                       double s = 0, q = 0;
-                       for (int64_t i = 0; i < n; ++i)
-                         s += sum_of(in + (i * channels + c) * inner, inner);
-                       const double m = s / static_cast<double>(count);
-                       for (int64_t i = 0; i < n; ++i)
-                         q += squares_around(in + (i * channels + c) * inner, inner, m);
-                       mean[static_cast<size_t>(c)] = m;
-                       var[static_cast<size_t>(c)] = q / static_cast<double>(count);
-                     }
-                   });
+      parallel_for(0, channels, channel_grain(count), [&](int64_t lo, int64_t hi) {
+        for (int64_t c = lo; c < hi; ++c) {
+          double s = 0, q = 0;
+          for (int64_t i = 0; i < n; ++i) s += sum_of(in + (i * channels + c) * inner, inner);
+          const double m = s / static_cast<double>(count);
+          for (int64_t i = 0; i < n; ++i)
+            q += squares_around(in + (i * channels + c) * inner, inner, m);
+          mean[static_cast<size_t>(c)] = m;
+          var[static_cast<size_t>(c)] = q / static_cast<double>(count);
+        }
+      });
     } else {
       mean = running_mean.to_vector<double>();
       var = running_var.to_vector<double>();
@@ -136,48 +153,43 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(
     T* gb = grad_bias.data<T>();
     // Per channel, with x^ = (x - mean) * rstd: grad_bias = sum(dy), grad_weight = sum(dy x^),
     // and grad_input = w rstd (dy - [training] (sum(dy) + x^ sum(dy x^)) / count).
-    parallel_for(
-        0, channels, std::max<int64_t>(1, kElementwiseGrain / count), [&](int64_t lo, int64_t hi) {
-          for (int64_t c = lo; c < hi; ++c) {
-            const size_t ci = static_cast<size_t>(c);
-            double mean = 0, var = 0;
-            if (training) {
-              for (int64_t i = 0; i < n; ++i)
-                mean += sum_of(xp + (i * channels + c) * inner, inner);
-              mean /= static_cast<double>(count);
-              for (int64_t i = 0; i < n; ++i)
-                var += squares_around(xp + (i * channels + c) * inner, inner, mean);
-              var /= static_cast<double>(count);
-            } else {
-              mean = rm[ci];
-              var = rv[ci];
-            }
-            const double rstd = 1 / std::sqrt(var + eps);
-            double sum_dy = 0, sum_dy_xmu = 0;
-            for (int64_t i = 0; i < n; ++i) {
-              const T* xr = xp + (i * channels + c) * inner;
-              const T* dr = dp + (i * channels + c) * inner;
-              for (int64_t j = 0; j < inner; ++j) {
-                sum_dy += static_cast<double>(dr[j]);
-                sum_dy_xmu += static_cast<double>(dr[j]) * (static_cast<double>(xr[j]) - mean);
-              }
-            }
-            gb[c] = static_cast<T>(sum_dy);
-            gw[c] = static_cast<T>(sum_dy_xmu * rstd);
-            const T scale = static_cast<T>(w[ci] * rstd), center = static_cast<T>(mean);
-            const T mean_dy = training ? static_cast<T>(sum_dy / static_cast<double>(count)) : T(0);
-            const T k = training
-                            ? static_cast<T>(sum_dy_xmu * rstd * rstd / static_cast<double>(count))
-                            : T(0);
-            for (int64_t i = 0; i < n; ++i) {
-              const T* xr = xp + (i * channels + c) * inner;
-              const T* dr = dp + (i * channels + c) * inner;
-              T* gr = gi + (i * channels + c) * inner;
-              for (int64_t j = 0; j < inner; ++j)
-                gr[j] = (dr[j] - mean_dy - (xr[j] - center) * k) * scale;
-            }
-          }
-        });
+    parallel_for(0, channels, channel_grain(count), [&](int64_t lo, int64_t hi) {
+      for (int64_t c = lo; c < hi; ++c) {
+        const size_t ci = static_cast<size_t>(c);
+        double mean = 0, var = 0;
+        if (training) {
+          for (int64_t i = 0; i < n; ++i) mean += sum_of(xp + (i * channels + c) * inner, inner);
+          mean /= static_cast<double>(count);
+          for (int64_t i = 0; i < n; ++i)
+            var += squares_around(xp + (i * channels + c) * inner, inner, mean);
+          var /= static_cast<double>(count);
+        } else {
+          mean = rm[ci];
+          var = rv[ci];
+        }
+        const double rstd = 1 / std::sqrt(var + eps);
+        double sum_dy = 0, sum_dy_xmu = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const T* xr = xp + (i * channels + c) * inner;
+          const T* dr = dp + (i * channels + c) * inner;
+          sum_dy += sum_of(dr, inner);
+          sum_dy_xmu += products_around(dr, xr, inner, mean);
+        }
+        gb[c] = static_cast<T>(sum_dy);
+        gw[c] = static_cast<T>(sum_dy_xmu * rstd);
+        const T scale = static_cast<T>(w[ci] * rstd), center = static_cast<T>(mean);
+        const T mean_dy = training ? static_cast<T>(sum_dy / static_cast<double>(count)) : T(0);
+        const T k =
+            training ? static_cast<T>(sum_dy_xmu * rstd * rstd / static_cast<double>(count)) : T(0);
+        for (int64_t i = 0; i < n; ++i) {
+          const T* xr = xp + (i * channels + c) * inner;
+          const T* dr = dp + (i * channels + c) * inner;
+          T* gr = gi + (i * channels + c) * inner;
+          for (int64_t j = 0; j < inner; ++j)
+            gr[j] = (dr[j] - mean_dy - (xr[j] - center) * k) * scale;
+        }
+      }
+    });
   });
   return {grad_input, grad_weight, grad_bias};
 }
