@@ -122,6 +122,21 @@ TEST_CASE("softmax family: an empty tensor with a huge other dim returns at once
     }
 }
 
+TEST_CASE(
+    "reductions: an empty expanded tensor whose other dims overflow together (fuzz finding)") {
+  // Once: 4 * 2 * 3 * 2^61 multiplied before the 0, a signed overflow in the reduce layout.
+  Tensor x = tg::tensor(2.0).requires_grad_();
+  Tensor big = x.expand({4, 2, 3, 1LL << 61, 0});
+  CHECK(tg::sum(big).item<double>() == 0.0);
+  CHECK(tg::sum(big, {3, 4}).shape() == Shape{4, 2, 3});
+  // Kept dims whose strides overflow even with the 0 (PyTorch: an empty [1, 2, 3, 2^61, 0]): a
+  // typed error here, not a wrong stride.
+  CHECK_THROWS_AS(tg::sum(big, {0}, /*keepdim=*/true), tg::ValueError);
+  CHECK_THROWS_AS(tg::sum(big, {4}), tg::ValueError);  // 3 * 2^64 elements: too many
+  tg::sum(big).backward();
+  CHECK(x.grad().item<double>() == 0.0);
+}
+
 TEST_CASE("conversion: NaN, inf and out-of-range floats to int are defined (issue 12, defect 8)") {
   const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
   // PyTorch 1.13 on x86: the target's lowest value for each of these.

@@ -102,8 +102,18 @@ ReduceLayout make_layout(const Tensor& self, const std::vector<bool>& reduced, b
     order = kept_first;
     reduced_span(first, last);
   }
+  // An empty tensor's other dims may be huge (an expanded 0-size gradient): a group holding a 0
+  // is 0, and a product that overflows saturates; the output's allocation then rejects it.
+  auto group = [&](int64_t j) -> int64_t& {
+    return first < 0 || j < first ? l.outer : j <= last ? l.size : l.inner;
+  };
   for (int64_t j = 0; j < static_cast<int64_t>(order.size()); ++j)
-    (first < 0 || j < first ? l.outer : j <= last ? l.size : l.inner) *= shape[order[j]];
+    if (shape[order[j]] == 0) group(j) = 0;
+  for (int64_t j = 0; j < static_cast<int64_t>(order.size()); ++j) {
+    int64_t& g = group(j);
+    if (g != 0 && __builtin_mul_overflow(g, shape[order[j]], &g))
+      g = std::numeric_limits<int64_t>::max();
+  }
   // Output strides: kept dims in the input's memory order (row-major for row-major inputs).
   Shape keep_shape;
   for (size_t d = 0; d < shape.size(); ++d) keep_shape.push_back(reduced[d] ? 1 : shape[d]);
@@ -112,7 +122,8 @@ ReduceLayout make_layout(const Tensor& self, const std::vector<bool>& reduced, b
   for (size_t j = order.size(); j-- > 0;) {
     if (reduced[order[j]]) continue;
     strides[order[j]] = step;
-    step *= shape[order[j]];
+    if (__builtin_mul_overflow(step, std::max<int64_t>(shape[order[j]], 1), &step))
+      step = std::numeric_limits<int64_t>::max();  // empty output, or empty_strided rejects it
   }
   for (size_t d = 0; d < shape.size(); ++d) {
     if (reduced[d] && !keepdim) continue;
