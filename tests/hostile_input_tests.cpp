@@ -137,6 +137,16 @@ TEST_CASE(
   CHECK(x.grad().item<double>() == 0.0);
 }
 
+TEST_CASE("masked ops: a broadcast too large to hold is a typed error (fuzz finding)") {
+  // Once: std::bad_alloc (untyped) sizing the count table of 2^61 broadcast mask elements.
+  Tensor self = tg::ones({1}, tg::kBool).expand({1LL << 61});
+  Tensor mask = tg::ones({1}, tg::kBool);
+  CHECK_THROWS_AS(tg::masked_select(self, mask), tg::Error);
+  CHECK_THROWS_AS(tg::masked_scatter(self, mask, tg::ones({1}, tg::kBool)), tg::Error);
+  CHECK(tg::masked_select(tg::ones({3}), tg::tensor(std::vector<double>{1, 0, 1}).to(tg::kBool))
+            .numel() == 2);
+}
+
 TEST_CASE("conversion: NaN, inf and out-of-range floats to int are defined (issue 12, defect 8)") {
   const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
   // PyTorch 1.13 on x86: the target's lowest value for each of these.

@@ -208,10 +208,12 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) 
 Tensor masked_select(const Tensor& self, const Tensor& mask) {
   const Shape shape = broadcast_pair("masked_select", self, mask);
   const MaskView m = view_mask(mask, shape);
+  // self at the broadcast shape first: a broadcast too large to hold fails here with a typed
+  // error, before the count walks (and sizes a table for) every element of it.
+  const Tensor src = dense_as(self, shape);
   const MaskCount count = count_mask(m, shape.numel());
   Tensor out = empty({count.total()}, self.dtype(), self.device());
   if (count.total() == 0) return out;
-  const Tensor src = dense_as(self, shape);
   visit_dtype("masked_select", self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* s = src.data<T>();
@@ -230,9 +232,9 @@ Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sour
   constexpr const char* op = "masked_scatter";
   const Shape shape = broadcast_pair(op, self, mask);
   const MaskView m = view_mask(mask, shape);
+  Tensor out = empty(shape, self.dtype(), self.device());  // first, as in masked_select
   const MaskCount count = count_mask(m, shape.numel());
   indexing::check_source_count(op, count.total(), source.numel());
-  Tensor out = empty(shape, self.dtype(), self.device());
   if (shape.numel() == 0) return out;
   // Fused (one pass writing out) when self is already dense at the result's shape; otherwise
   // copy self (broadcast or strided) first and then write only the masked elements.
