@@ -327,6 +327,23 @@ TEST_CASE("integer arithmetic wraps modulo 2^bits instead of overflowing (op fuz
   CHECK(inplace.to_vector<int32_t>() == std::vector<int32_t>{min32});
 }
 
+TEST_CASE("pow backward with the most negative int64 exponent (op fuzzer finding)") {
+  // e - 1 of e = -2^63 overflowed int64 in the backward formula (UBSan, CI's short fuzz). Expected
+  // values from PyTorch 1.13, which takes the exponent as double there.
+  const int64_t min64 = std::numeric_limits<int64_t>::min();
+  const Tensor x = tg::tensor(std::vector<double>{1.0, 2.0, -1.0, 0.5}).requires_grad_(true);
+  const Tensor y = tg::pow_scalar(x, min64);
+  CHECK(y.to_vector<double>() ==
+        std::vector<double>{1.0, 0.0, 1.0, std::numeric_limits<double>::infinity()});
+  y.sum().backward();
+  const std::vector<double> grad = x.grad().to_vector<double>();
+  CHECK(grad[0] == -9223372036854775808.0);
+  CHECK(grad[1] == 0.0);
+  CHECK(std::signbit(grad[1]));
+  CHECK(grad[2] == -9223372036854775808.0);
+  CHECK(grad[3] == -std::numeric_limits<double>::infinity());
+}
+
 TEST_CASE("tril/triu: a diagonal at the int64 limits keeps or zeroes all (op fuzzer finding)") {
   // i + diagonal overflowed (UB) for a diagonal near INT64_MAX / INT64_MIN; PyTorch accepts any
   // int64 diagonal.

@@ -6,6 +6,8 @@
 #include <tapegrad/ops/factories.h>
 #include <tapegrad/ops/operators.h>
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 
 namespace tg::formulas {
@@ -41,8 +43,12 @@ inline Tensor pow_backward_exponent(const Tensor& grad, const Tensor& self, cons
 // d(self^e)/dself for a Scalar exponent: e * self^(e - 1), and 0 when e == 0.
 inline Tensor pow_scalar_backward(const Tensor& grad, const Tensor& self, const Scalar& exponent) {
   if (exponent.equals(0.0)) return zeros_like(grad);
+  // e - 1 stays an integer where it can; the most negative int64 has no integer e - 1, so it steps
+  // to double there (PyTorch takes every real exponent as double in this formula).
+  const bool integer_step = !exponent.is_floating() &&
+                            exponent.to_int() != std::numeric_limits<std::int64_t>::min();
   const Scalar exponent_minus_1 =
-      exponent.is_floating() ? Scalar(exponent.to_double() - 1) : Scalar(exponent.to_int() - 1);
+      integer_step ? Scalar(exponent.to_int() - 1) : Scalar(exponent.to_double() - 1);
   return grad * exponent * pow_scalar(self, exponent_minus_1);
 }
 
