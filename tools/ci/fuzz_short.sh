@@ -4,6 +4,9 @@
 # corpus in the tree is not changed). Any crash, sanitizer report, leak, timeout or harness check
 # fails the script; the failing input is left in <build>/fuzz-artifacts/.
 # Usage: tools/ci/fuzz_short.sh [seconds per target, default 25] [build dir, default build-fuzz]
+# TG_FUZZ_SEED: libFuzzer's random seed. CI sets a fixed one, so a CI run is a gate on the change
+# (the same mutations on every run) instead of a lottery over corner cases the change did not
+# touch; 0 (the default here) draws a new seed, for the exploratory runs that look for new ones.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-25}
@@ -33,7 +36,7 @@ for t in "${targets[@]}"; do
   log="$build/fuzz-artifacts/$t.log"
   status=0
   "$build/tests/fuzz/fuzz_$t" "$scratch" "tests/fuzz/corpus/$t" "${dict[@]}" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="${max_len[$t]}" \
+    -seed="${TG_FUZZ_SEED:-0}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="${max_len[$t]}" \
     -artifact_prefix="$build/fuzz-artifacts/$t-" -print_final_stats=1 >"$log" 2>&1 || status=$?
   grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|SUMMARY)" "$log" || true
   rm -rf "$scratch"
