@@ -274,8 +274,6 @@ __attribute__((always_inline)) inline Acc reduce_row_lanes(const T* p, int64_t n
 #define TG_AVX2 __attribute__((target("avx2"), always_inline)) inline
 TG_AVX2 __m256 vload(const float* p) { return _mm256_loadu_ps(p); }
 TG_AVX2 __m256d vload(const double* p) { return _mm256_loadu_pd(p); }
-TG_AVX2 void vstore(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
-TG_AVX2 void vstore(double* p, __m256d v) { _mm256_storeu_pd(p, v); }
 TG_AVX2 __m256 vfill(float x) { return _mm256_set1_ps(x); }
 TG_AVX2 __m256d vfill(double x) { return _mm256_set1_pd(x); }
 TG_AVX2 __m256 vmax(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
