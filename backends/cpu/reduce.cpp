@@ -318,47 +318,6 @@ __attribute__((target("avx2"))) double sum_row_avx2(const float* p, int64_t n) {
   return result;
 }
 
-// The same sum for AVX-512F: acc[k] holds the double lanes 8k .. 8k + 7, so the same additions
-// and the same merge tree (on 8-lane vectors) give the same bits with half the instructions,
-// which leaves more loads in flight for a row streamed from memory.
-// (g++ 12's plain conversion, cast and extract intrinsics start from an undefined vector that
-// -Wmaybe-uninitialized reports: the maskz forms with a full mask and a vector shuffle compile to
-// the same instructions.)
-#define TG_AVX512 __attribute__((target("avx512f"), always_inline)) inline
-TG_AVX512 __m512d to_double(__m256 v) { return _mm512_maskz_cvtps_pd(0xFF, v); }
-TG_AVX512 __m256 low_half(__m512 v) {
-  return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
-}
-TG_AVX512 __m256d low_half(__m512d v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3); }
-TG_AVX512 __m256d high_half(__m512d v) { return _mm512_maskz_extractf64x4_pd(0xF, v, 1); }
-TG_AVX512 void add_lanes(__m512d* acc, int k, __m512 v) {
-  acc[2 * k] = _mm512_add_pd(acc[2 * k], to_double(low_half(v)));
-  acc[2 * k + 1] =
-      _mm512_add_pd(acc[2 * k + 1], to_double(_mm256_castpd_ps(high_half(_mm512_castps_pd(v)))));
-}
-#undef TG_AVX512
-__attribute__((target("avx512f"))) double sum_row_avx512(const float* p, int64_t n) {
-  __m512d acc[4];
-  for (__m512d& a : acc) a = _mm512_setzero_pd();
-  int64_t i = 0;
-  for (; i + 256 <= n; i += 256) {
-    __m512 part[2];
-    for (int k = 0; k < 2; ++k) part[k] = _mm512_loadu_ps(p + i + 16 * k);
-    for (int b = 1; b < 8; ++b)
-      for (int k = 0; k < 2; ++k)
-        part[k] = _mm512_add_ps(part[k], _mm512_loadu_ps(p + i + 32 * b + 16 * k));
-    for (int k = 0; k < 2; ++k) add_lanes(acc, k, part[k]);
-  }
-  for (; i + 32 <= n; i += 32)
-    for (int k = 0; k < 2; ++k) add_lanes(acc, k, _mm512_loadu_ps(p + i + 16 * k));
-  const __m512d u = _mm512_add_pd(_mm512_add_pd(acc[0], acc[1]), _mm512_add_pd(acc[2], acc[3]));
-  const __m256d v = _mm256_add_pd(low_half(u), high_half(u));
-  const __m128d w = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-  double result = _mm_cvtsd_f64(_mm_add_sd(w, _mm_unpackhi_pd(w, w)));
-  for (; i < n; ++i) result += p[i];
-  return result;
-}
-
 // The extreme of the lanes of v, the lowest lane winning ties: each step takes
 // ext(higher lanes, lower lanes), which is `higher > lower ? higher : lower` (for max), so the
 // result is the first lane (in lane order) holding the extreme, as a sequential merge finds it.
@@ -447,16 +406,10 @@ bool has_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
 }
-bool has_avx512f() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-}
 #endif
 
 template <typename Op, typename Acc, typename T> Acc reduce_row(const T* p, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if constexpr (std::is_same_v<Op, SumOp<double>> && std::is_same_v<T, float>)
-    if (has_avx512f()) return sum_row_avx512(p, n);
   if (has_avx2()) return reduce_row_avx2<Op, Acc>(p, n);
 #endif
   return reduce_row_lanes<Op, Acc>(p, n);
