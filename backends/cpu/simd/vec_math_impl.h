@@ -73,7 +73,7 @@ struct Sigmoid {
 };
 // Phi(x) = erfc(-x/sqrt2) / 2 for float32 lanes on the FMA ISAs, and e = exp(-x^2/2) (gelu's
 // backward reuses it). SLEEF's erfcf costs about 14 of its expf (it works in double-float
-// arithmetic); this costs one expf, a reciprocal and 13 multiply-adds, within the ULP bounds of
+// arithmetic); this costs one exp, a reciprocal and 13 multiply-adds, within the ULP bounds of
 // docs/SEMANTICS.md. With u = |x|/sqrt2, erfc(u) = exp(-u^2) t R(s), t = 1 / (1 + u/2) and
 // s = 1 - t = (u/2) t, R a degree-10 fit of erfcx(u) / t (fit_gelu_erf.py, relative error 4e-9
 // before float32 rounding): Phi = erfc(u)/2 for x < 0 (no 1 + erf to cancel) and 1 - erfc(u)/2
@@ -96,6 +96,16 @@ template <class V> typename V::Vec reciprocal(typename V::Vec d) {
   }
 }
 
+// e^a for float32 lanes with a <= 0 (gelu's exp(-x^2/2)): the ISA's own short form where its
+// traits name one (V::exp_nonpositive, AVX-512), else SLEEF's expf.
+template <class V> typename V::Vec exp_nonpositive(typename V::Vec a) {
+  if constexpr (requires { V::exp_nonpositive(a); }) {
+    return V::exp_nonpositive(a);
+  } else {
+    return V::exp(a);
+  }
+}
+
 template <class V> struct PhiFloat {
   using Vec = typename V::Vec;
   Vec half_erfc;  // erfc(|x|/sqrt2) / 2 = half_erfcx * e
@@ -113,7 +123,7 @@ template <class V> struct PhiFloat {
     const Vec s = (0.5f * u) * t;  // 1 - t, without the cancellation near t = 1
     Vec p = Vec{} + kR[10];
     for (int k = 9; k >= 0; --k) p = p * s + kR[k];
-    e = V::exp(-0.5f * (x * x));
+    e = exp_nonpositive<V>(-0.5f * (x * x));
     half_erfcx = 0.5f * (t * p);
     half_erfc = e * half_erfcx;
     negative = x < Vec{};
