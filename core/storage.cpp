@@ -230,7 +230,13 @@ void* allocate_object(size_t nbytes) {
     if (void* p = small_cache.pop(round_up_64(nbytes))) return p;
   return cpu_allocator().allocate(nbytes);
 }
-void deallocate_object(void* p, size_t nbytes) noexcept { cpu_allocator().deallocate(p, nbytes); }
+void deallocate_object(void* p, size_t nbytes) noexcept {
+  CpuAllocator& a = cpu_allocator();
+  if (!a.exact() && nbytes <= SmallBlockCache::kMaxBytes &&
+      small_cache.push(p, round_up_64(nbytes)))
+    return;  // kept, as deallocate would, without its other branches
+  a.deallocate(p, nbytes);
+}
 
 void set_memcpy(DeviceType type, MemcpyFn fn) { g_memcpy[static_cast<int>(type)] = fn; }
 
