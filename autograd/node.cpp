@@ -16,9 +16,10 @@ uint64_t Tape::next_sequence_nr() { return ++tape_position; }
 // ---- gradient lists -----------------------------------------------------------------------------
 
 namespace {
-// Empty lists with a buffer; a few are enough (a backward pass holds one per queued node).
+// Empty lists with a buffer; a few are enough (a backward pass holds one per queued node), and
+// only short ones (a node with thousands of outputs would otherwise pin its list's memory).
 struct SpareGradLists {
-  static constexpr size_t kMax = 16;
+  static constexpr size_t kMax = 16, kMaxCapacity = 64;
   std::vector<std::vector<Tensor>> lists;
   ~SpareGradLists();
 };
@@ -52,7 +53,8 @@ std::vector<Tensor> new_grad_list(size_t n) {
 void recycle_grad_list(std::vector<Tensor>&& list) {
   list.clear();
   SpareGradLists* s = spare_lists();
-  if (s && list.capacity() > 0 && s->lists.size() < SpareGradLists::kMax)
+  if (s && list.capacity() > 0 && list.capacity() <= SpareGradLists::kMaxCapacity &&
+      s->lists.size() < SpareGradLists::kMax)
     s->lists.push_back(std::move(list));
 }
 
