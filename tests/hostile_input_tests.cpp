@@ -344,6 +344,17 @@ TEST_CASE("pow backward with the most negative int64 exponent (op fuzzer finding
   CHECK(grad[3] == -std::numeric_limits<double>::infinity());
 }
 
+TEST_CASE("one_hot: a class value of INT64_MAX with num_classes inferred (op fuzzer finding)") {
+  // num_classes = largest + 1 overflowed int64 (UBSan, the exploratory fuzz of 2026-11-25).
+  // PyTorch 1.13 fails too, with a message about SymInt; here it is a typed [one_hot] error.
+  const int64_t max64 = std::numeric_limits<int64_t>::max();
+  const Tensor classes = tg::tensor(std::vector<int64_t>{0, max64, 1, 2}).reshape({2, 2});
+  CHECK_THROWS_WITH_AS(tg::one_hot(classes, -1), doctest::Contains("[one_hot]"), tg::ValueError);
+  CHECK_THROWS_WITH_AS(tg::one_hot(classes.t(), -1), doctest::Contains("overflows int64"),
+                       tg::ValueError);
+  CHECK_THROWS_AS(tg::one_hot(classes, 3), tg::IndexError);  // explicit: out of range, as before
+}
+
 TEST_CASE("tril/triu: a diagonal at the int64 limits keeps or zeroes all (op fuzzer finding)") {
   // i + diagonal overflowed (UB) for a diagonal near INT64_MAX / INT64_MIN; PyTorch accepts any
   // int64 diagonal.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <tapegrad/backends/cpu/softmax_rows.h>
+#include <tapegrad/backends/shared/sort_plan.h>
 #include <tapegrad/backends/cpu/wrapping.h>
 #include <tapegrad/ops/factories.h>
 #include <tapegrad/core/parallel.h>
@@ -98,10 +99,8 @@ Tensor one_hot(const Tensor& self, int64_t num_classes) {
   const int64_t n = x.numel();
   // The class values are data: checked here, before anything is written.
   if (num_classes == -1) {
-    const int64_t* lowest = std::min_element(idx, idx + n);
-    TG_CHECK(*lowest >= 0, IndexError, "one_hot", "class values must be non-negative, got ",
-             *lowest);
-    num_classes = *std::max_element(idx, idx + n) + 1;
+    num_classes = shared::one_hot_inferred_classes(*std::min_element(idx, idx + n),
+                                                   *std::max_element(idx, idx + n));
   } else {
     for (int64_t i = 0; i < n; ++i)
       TG_CHECK(idx[i] >= 0 && idx[i] < num_classes, IndexError, "one_hot",

@@ -52,9 +52,7 @@ Tensor one_hot(const Tensor& self, int64_t num_classes) {
     // The result's shape depends on the data: one host read of the smallest and largest class.
     const std::vector<int64_t> range =
         stack({amin(x, {}, false), amax(x, {}, false)}, 0).cpu().to_vector<int64_t>();
-    TG_CHECK(range[0] >= 0, IndexError, "one_hot", "class values must be non-negative, got ",
-             range[0]);
-    num_classes = range[1] + 1;
+    num_classes = shared::one_hot_inferred_classes(range[0], range[1]);
   }
   Shape shape = self.shape();
   shape.push_back(num_classes);
