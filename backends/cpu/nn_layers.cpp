@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <tuple>
 #include <vector>
 
@@ -145,19 +146,23 @@ __attribute__((always_inline)) inline void forward_rows(const T* in, const T* wp
   }
 }
 
-// The backward's first pass over rows [begin, end); see layer_norm_backward.
-template <typename T>
+// The backward's pass over rows [begin, end); see layer_norm_backward. With kColumns it also adds
+// each row's grad_output x^ and grad_output into the column sums sw and sb (rows in order).
+template <bool kColumns, typename T>
 __attribute__((always_inline)) inline void backward_rows(const T* xp, const T* dp, const T* wp,
                                                          T* gi, T* means, T* rstds, int64_t n,
-                                                         double eps, int64_t begin, int64_t end) {
+                                                         double eps, int64_t begin, int64_t end,
+                                                         double* sw, double* sb) {
   for (int64_t r = begin; r < end; ++r) {
     const T* xr = xp + r * n;
     const T* dr = dp + r * n;
     T* gr = gi + r * n;
     const RowStats st = row_stats(xr, n, eps);
     const T m = static_cast<T>(st.mean), rstd = static_cast<T>(st.rstd);
-    means[r] = m;
-    rstds[r] = rstd;
+    if constexpr (!kColumns) {
+      means[r] = m;
+      rstds[r] = rstd;
+    }
     double a[kLanes] = {}, b[kLanes] = {};
     int64_t j = 0;
     for (; j + kLanes <= n; j += kLanes)
@@ -171,16 +176,21 @@ __attribute__((always_inline)) inline void backward_rows(const T* xp, const T* d
       a[0] += static_cast<double>(g);
       b[0] += static_cast<double>(g) * static_cast<double>((xr[j] - m) * rstd);
     }
-    double sa = 0, sb = 0;
+    double sum_g = 0, sum_gx = 0;
     for (int k = 0; k < kLanes; ++k) {
-      sa += a[k];
-      sb += b[k];
+      sum_g += a[k];
+      sum_gx += b[k];
     }
-    const T mean_g = static_cast<T>(sa / static_cast<double>(n));
-    const T mean_gx = static_cast<T>(sb / static_cast<double>(n));
+    const T mean_g = static_cast<T>(sum_g / static_cast<double>(n));
+    const T mean_gx = static_cast<T>(sum_gx / static_cast<double>(n));
     for (j = 0; j < n; ++j) {
       const T g = wp ? dr[j] * wp[j] : dr[j];
-      gr[j] = rstd * (g - mean_g - (xr[j] - m) * rstd * mean_gx);
+      const T xhat = (xr[j] - m) * rstd;
+      gr[j] = rstd * (g - mean_g - xhat * mean_gx);
+      if constexpr (kColumns) {
+        sw[j] += static_cast<double>(dr[j] * xhat);
+        sb[j] += static_cast<double>(dr[j]);
+      }
     }
   }
 }
@@ -212,11 +222,12 @@ __attribute__((target("avx2"))) void forward_rows_avx2(const T* in, const T* wp,
                                                        int64_t end) {
   forward_rows(in, wp, bp, o, n, eps, begin, end);
 }
-template <typename T>
+template <bool kColumns, typename T>
 __attribute__((target("avx2"))) void backward_rows_avx2(const T* xp, const T* dp, const T* wp,
                                                         T* gi, T* means, T* rstds, int64_t n,
-                                                        double eps, int64_t begin, int64_t end) {
-  backward_rows(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
+                                                        double eps, int64_t begin, int64_t end,
+                                                        double* sw, double* sb) {
+  backward_rows<kColumns>(xp, dp, wp, gi, means, rstds, n, eps, begin, end, sw, sb);
 }
 template <typename T>
 __attribute__((target("avx2"))) void column_sums_avx2(const T* xp, const T* dp, const T* means,
@@ -239,13 +250,14 @@ template <typename T> void forward_dispatch(const T* in, const T* wp, const T* b
   forward_rows(in, wp, bp, o, n, eps, begin, end);
 }
 
-template <typename T> void backward_dispatch(const T* xp, const T* dp, const T* wp, T* gi, T* means,
-                                             T* rstds, int64_t n, double eps, int64_t begin,
-                                             int64_t end) {
+template <bool kColumns, typename T>
+void backward_dispatch(const T* xp, const T* dp, const T* wp, T* gi, T* means, T* rstds, int64_t n,
+                       double eps, int64_t begin, int64_t end, double* sw, double* sb) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (has_avx2()) return backward_rows_avx2(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
+  if (has_avx2())
+    return backward_rows_avx2<kColumns>(xp, dp, wp, gi, means, rstds, n, eps, begin, end, sw, sb);
 #endif
-  backward_rows(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
+  backward_rows<kColumns>(xp, dp, wp, gi, means, rstds, n, eps, begin, end, sw, sb);
 }
 
 template <typename T> void column_dispatch(const T* xp, const T* dp, const T* means, const T* rstds,
@@ -286,12 +298,25 @@ Tensor layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor
 
 namespace tg::cpu {
 
-// Pass 1, a row at a time in cache: the row's mean and rstd exactly as the forward computes them,
-// a = sum(g) and b = sum(g x^) with g = grad_output * weight, then
-// grad_input = rstd (g - a/n - x^ b/n). Pass 2 walks [rows, n] in memory order over column
-// blocks (one block per thread) for grad_weight = sum(grad_output x^) and grad_bias =
-// sum(grad_output) over the rows: the same order whatever the thread count, so the result does
-// not depend on it.
+namespace {
+
+// Row blocks of the fused backward hold about this many elements: large enough that the blocks'
+// partial column sums (2 n doubles each) stay a small part of the data, small enough that there
+// are several blocks per thread. A fixed block size (not one block per thread) keeps the order of
+// the sums, and so the result, the same whatever the thread count.
+constexpr int64_t kBlockItems = 131072;
+// Above this row length a row block would be only a few rows, its partial sums as large as the
+// rows themselves: the column sums are then a second, column-split pass instead.
+constexpr int64_t kFusedMaxCols = 4096;
+
+}  // namespace
+
+// One pass, a row at a time in cache: the row's mean and rstd exactly as the forward computes
+// them, a = sum(g) and b = sum(g x^) with g = grad_output * weight, then
+// grad_input = rstd (g - a/n - x^ b/n), while grad_output x^ and grad_output are added into the
+// row block's column sums; grad_weight and grad_bias then add up the blocks' sums in block order.
+// Rows longer than kFusedMaxCols take a second pass instead, over column blocks of [rows, n] in
+// memory order. Either way the order of the sums does not depend on the thread count.
 std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output,
                                                        const Tensor& self,
                                                        IntArrayRef normalized_shape,
@@ -310,12 +335,41 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output
     const T* dp = dy.data<T>();
     const T* wp = w.defined() ? w.data<T>() : nullptr;
     T* gi = grad_input.data<T>();
-    std::vector<T> means(static_cast<size_t>(rows)), rstds(static_cast<size_t>(rows));
-    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t lo, int64_t hi) {
-      backward_dispatch(xp, dp, wp, gi, means.data(), rstds.data(), n, eps, lo, hi);
-    });
     T* gw = grad_weight.data<T>();
     T* gb = grad_bias.data<T>();
+    if (n <= kFusedMaxCols) {
+      const int64_t block = std::max<int64_t>(1, kBlockItems / n);
+      const int64_t blocks = (rows + block - 1) / block;
+      // Per block: its sums of grad_output x^ (n doubles), then of grad_output (n doubles).
+      std::unique_ptr<double[]> partial(new double[static_cast<size_t>(blocks * 2 * n)]);
+      parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t k = lo; k < hi; ++k) {
+          double* sw = partial.get() + k * 2 * n;
+          std::fill(sw, sw + 2 * n, 0.0);
+          backward_dispatch<true>(xp, dp, wp, gi, static_cast<T*>(nullptr),
+                                  static_cast<T*>(nullptr), n, eps, k * block,
+                                  std::min(rows, (k + 1) * block), sw, sw + n);
+        }
+      });
+      parallel_for(0, n, std::max<int64_t>(1, kElementwiseGrain / blocks),
+                   [&](int64_t lo, int64_t hi) {
+                     for (int64_t j = lo; j < hi; ++j) {
+                       double sw = 0, sb = 0;
+                       for (int64_t k = 0; k < blocks; ++k) {
+                         sw += partial[static_cast<size_t>(k * 2 * n + j)];
+                         sb += partial[static_cast<size_t>(k * 2 * n + n + j)];
+                       }
+                       gw[j] = static_cast<T>(sw);
+                       gb[j] = static_cast<T>(sb);
+                     }
+                   });
+      return;
+    }
+    std::vector<T> means(static_cast<size_t>(rows)), rstds(static_cast<size_t>(rows));
+    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t lo, int64_t hi) {
+      backward_dispatch<false>(xp, dp, wp, gi, means.data(), rstds.data(), n, eps, lo, hi,
+                               static_cast<double*>(nullptr), static_cast<double*>(nullptr));
+    });
     // Column blocks of at least 256 (a thread reads 1 KiB or more of each row in order).
     const int64_t block = std::max<int64_t>(256, n / std::max(1, get_num_threads()));
     parallel_for(0, n, block, [&](int64_t lo, int64_t hi) {
