@@ -146,23 +146,19 @@ __attribute__((always_inline)) inline void forward_rows(const T* in, const T* wp
   }
 }
 
-// The backward's pass over rows [begin, end); see layer_norm_backward. With kColumns it also adds
-// each row's grad_output x^ and grad_output into the column sums sw and sb (rows in order).
-template <bool kColumns, typename T>
+// The backward's first pass over rows [begin, end); see layer_norm_backward.
+template <typename T>
 __attribute__((always_inline)) inline void backward_rows(const T* xp, const T* dp, const T* wp,
                                                          T* gi, T* means, T* rstds, int64_t n,
-                                                         double eps, int64_t begin, int64_t end,
-                                                         double* sw, double* sb) {
+                                                         double eps, int64_t begin, int64_t end) {
   for (int64_t r = begin; r < end; ++r) {
     const T* xr = xp + r * n;
     const T* dr = dp + r * n;
     T* gr = gi + r * n;
     const RowStats st = row_stats(xr, n, eps);
     const T m = static_cast<T>(st.mean), rstd = static_cast<T>(st.rstd);
-    if constexpr (!kColumns) {
-      means[r] = m;
-      rstds[r] = rstd;
-    }
+    means[r] = m;
+    rstds[r] = rstd;
     double a[kLanes] = {}, b[kLanes] = {};
     int64_t j = 0;
     for (; j + kLanes <= n; j += kLanes)
@@ -176,33 +172,45 @@ __attribute__((always_inline)) inline void backward_rows(const T* xp, const T* d
       a[0] += static_cast<double>(g);
       b[0] += static_cast<double>(g) * static_cast<double>((xr[j] - m) * rstd);
     }
-    double sum_g = 0, sum_gx = 0;
+    double sa = 0, sb = 0;
     for (int k = 0; k < kLanes; ++k) {
-      sum_g += a[k];
-      sum_gx += b[k];
+      sa += a[k];
+      sb += b[k];
     }
-    const T mean_g = static_cast<T>(sum_g / static_cast<double>(n));
-    const T mean_gx = static_cast<T>(sum_gx / static_cast<double>(n));
+    const T mean_g = static_cast<T>(sa / static_cast<double>(n));
+    const T mean_gx = static_cast<T>(sb / static_cast<double>(n));
     for (j = 0; j < n; ++j) {
       const T g = wp ? dr[j] * wp[j] : dr[j];
-      const T xhat = (xr[j] - m) * rstd;
-      gr[j] = rstd * (g - mean_g - xhat * mean_gx);
-      if constexpr (kColumns) {
-        sw[j] += static_cast<double>(dr[j] * xhat);
-        sb[j] += static_cast<double>(dr[j]);
-      }
+      gr[j] = rstd * (g - mean_g - (xr[j] - m) * rstd * mean_gx);
     }
   }
 }
 
-// The backward's second pass: sums over rows of grad_output x^ (sw) and grad_output (sb) for the
-// columns [lo, hi), walking each row's run in memory order.
+// The column sums of rows [0, rows): sw += grad_output x^ and sb += grad_output for the columns
+// [lo, hi), walking each row's run in memory order. Four rows per walk, added together first, so
+// that each walk loads and stores the double sums once per four rows (the loads and stores, not
+// the arithmetic, bound this loop when the rows are in cache).
 template <typename T>
 __attribute__((always_inline)) inline void column_sums(const T* xp, const T* dp, const T* means,
                                                        const T* rstds, int64_t rows, int64_t n,
                                                        int64_t lo, int64_t hi, double* sw,
                                                        double* sb) {
-  for (int64_t r = 0; r < rows; ++r) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const T *x0 = xp + r * n, *x1 = x0 + n, *x2 = x1 + n, *x3 = x2 + n;
+    const T *d0 = dp + r * n, *d1 = d0 + n, *d2 = d1 + n, *d3 = d2 + n;
+    const T m0 = means[r], m1 = means[r + 1], m2 = means[r + 2], m3 = means[r + 3];
+    const T s0 = rstds[r], s1 = rstds[r + 1], s2 = rstds[r + 2], s3 = rstds[r + 3];
+    for (int64_t j = lo; j < hi; ++j) {
+      sw[j - lo] += (static_cast<double>(d0[j] * ((x0[j] - m0) * s0)) +
+                     static_cast<double>(d1[j] * ((x1[j] - m1) * s1))) +
+                    (static_cast<double>(d2[j] * ((x2[j] - m2) * s2)) +
+                     static_cast<double>(d3[j] * ((x3[j] - m3) * s3)));
+      sb[j - lo] += (static_cast<double>(d0[j]) + static_cast<double>(d1[j])) +
+                    (static_cast<double>(d2[j]) + static_cast<double>(d3[j]));
+    }
+  }
+  for (; r < rows; ++r) {
     const T* xr = xp + r * n;
     const T* dr = dp + r * n;
     const T m = means[r], rstd = rstds[r];
@@ -222,12 +230,11 @@ __attribute__((target("avx2"))) void forward_rows_avx2(const T* in, const T* wp,
                                                        int64_t end) {
   forward_rows(in, wp, bp, o, n, eps, begin, end);
 }
-template <bool kColumns, typename T>
+template <typename T>
 __attribute__((target("avx2"))) void backward_rows_avx2(const T* xp, const T* dp, const T* wp,
                                                         T* gi, T* means, T* rstds, int64_t n,
-                                                        double eps, int64_t begin, int64_t end,
-                                                        double* sw, double* sb) {
-  backward_rows<kColumns>(xp, dp, wp, gi, means, rstds, n, eps, begin, end, sw, sb);
+                                                        double eps, int64_t begin, int64_t end) {
+  backward_rows(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
 }
 template <typename T>
 __attribute__((target("avx2"))) void column_sums_avx2(const T* xp, const T* dp, const T* means,
@@ -250,14 +257,13 @@ template <typename T> void forward_dispatch(const T* in, const T* wp, const T* b
   forward_rows(in, wp, bp, o, n, eps, begin, end);
 }
 
-template <bool kColumns, typename T>
-void backward_dispatch(const T* xp, const T* dp, const T* wp, T* gi, T* means, T* rstds, int64_t n,
-                       double eps, int64_t begin, int64_t end, double* sw, double* sb) {
+template <typename T> void backward_dispatch(const T* xp, const T* dp, const T* wp, T* gi, T* means,
+                                             T* rstds, int64_t n, double eps, int64_t begin,
+                                             int64_t end) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (has_avx2())
-    return backward_rows_avx2<kColumns>(xp, dp, wp, gi, means, rstds, n, eps, begin, end, sw, sb);
+  if (has_avx2()) return backward_rows_avx2(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
 #endif
-  backward_rows<kColumns>(xp, dp, wp, gi, means, rstds, n, eps, begin, end, sw, sb);
+  backward_rows(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
 }
 
 template <typename T> void column_dispatch(const T* xp, const T* dp, const T* means, const T* rstds,
@@ -308,15 +314,18 @@ constexpr int64_t kBlockItems = 131072;
 // Above this row length a row block would be only a few rows, its partial sums as large as the
 // rows themselves: the column sums are then a second, column-split pass instead.
 constexpr int64_t kFusedMaxCols = 4096;
+// Rows whose column sums are taken right after their row pass, while they are in L2.
+constexpr int64_t kGroupRows = 16;
 
 }  // namespace
 
-// One pass, a row at a time in cache: the row's mean and rstd exactly as the forward computes
-// them, a = sum(g) and b = sum(g x^) with g = grad_output * weight, then
-// grad_input = rstd (g - a/n - x^ b/n), while grad_output x^ and grad_output are added into the
-// row block's column sums; grad_weight and grad_bias then add up the blocks' sums in block order.
-// Rows longer than kFusedMaxCols take a second pass instead, over column blocks of [rows, n] in
-// memory order. Either way the order of the sums does not depend on the thread count.
+// One pass over the data, a row at a time in cache: the row's mean and rstd exactly as the forward
+// computes them, a = sum(g) and b = sum(g x^) with g = grad_output * weight, then
+// grad_input = rstd (g - a/n - x^ b/n); every kGroupRows rows, while they are still in cache,
+// their grad_output x^ and grad_output are added into the row block's column sums, and
+// grad_weight and grad_bias add up the blocks' sums in block order. Rows longer than
+// kFusedMaxCols take a second pass instead, over column blocks of [rows, n] in memory order.
+// Either way the order of the sums does not depend on the thread count.
 std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output,
                                                        const Tensor& self,
                                                        IntArrayRef normalized_shape,
@@ -342,13 +351,18 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output
       const int64_t blocks = (rows + block - 1) / block;
       // Per block: its sums of grad_output x^ (n doubles), then of grad_output (n doubles).
       std::unique_ptr<double[]> partial(new double[static_cast<size_t>(blocks * 2 * n)]);
+      std::vector<T> means(static_cast<size_t>(rows)), rstds(static_cast<size_t>(rows));
       parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
         for (int64_t k = lo; k < hi; ++k) {
           double* sw = partial.get() + k * 2 * n;
           std::fill(sw, sw + 2 * n, 0.0);
-          backward_dispatch<true>(xp, dp, wp, gi, static_cast<T*>(nullptr),
-                                  static_cast<T*>(nullptr), n, eps, k * block,
-                                  std::min(rows, (k + 1) * block), sw, sw + n);
+          // Groups of kGroupRows rows: their column sums read them while they are in cache.
+          for (int64_t r = k * block; r < std::min(rows, (k + 1) * block); r += kGroupRows) {
+            const int64_t e = std::min({rows, (k + 1) * block, r + kGroupRows});
+            backward_dispatch(xp, dp, wp, gi, means.data(), rstds.data(), n, eps, r, e);
+            column_dispatch(xp + r * n, dp + r * n, means.data() + r, rstds.data() + r, e - r, n,
+                            int64_t{0}, n, sw, sw + n);
+          }
         }
       });
       parallel_for(0, n, std::max<int64_t>(1, kElementwiseGrain / blocks),
@@ -367,8 +381,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output
     }
     std::vector<T> means(static_cast<size_t>(rows)), rstds(static_cast<size_t>(rows));
     parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t lo, int64_t hi) {
-      backward_dispatch<false>(xp, dp, wp, gi, means.data(), rstds.data(), n, eps, lo, hi,
-                               static_cast<double*>(nullptr), static_cast<double*>(nullptr));
+      backward_dispatch(xp, dp, wp, gi, means.data(), rstds.data(), n, eps, lo, hi);
     });
     // Column blocks of at least 256 (a thread reads 1 KiB or more of each row in order).
     const int64_t block = std::max<int64_t>(256, n / std::max(1, get_num_threads()));
