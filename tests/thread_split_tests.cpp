@@ -68,3 +68,32 @@ TEST_CASE("layer_norm_backward: the same bits at 1, 2 and 3 threads, and the flo
     check_near(gb1, gb64, 1e-5);
   }
 }
+
+TEST_CASE("row scatters into one block of rows: the same bits at 1, 2 and 3 threads") {
+  // 1 thread splits by columns, more threads by ranges of slots: the entries of a slot must
+  // combine in the same (index) order either way. 3000 slots of 40, 5000 entries with repeats.
+  ThreadsGuard guard;
+  manual_seed(5);
+  const Tensor index = randint(0, 3000, {5000});
+  const Tensor source = randn({5000, 40}, kFloat32);
+  const Tensor self = randn({3000, 40}, kFloat32);
+  auto results = [&] {
+    return std::vector<std::vector<float>>{
+        index_select_backward(source, {3000, 40}, 0, index).to_vector<float>(),
+        index_add(self, 0, index, source, 0.5).to_vector<float>(),
+        index_reduce(self, 0, index, source, "mean", false).to_vector<float>(),
+        index_reduce(self, 0, index, source, "amax", true).to_vector<float>()};
+  };
+  set_num_threads(1);
+  const auto one = results();
+  for (int threads : {2, 3}) {
+    set_num_threads(threads);
+    const auto many = results();
+    for (size_t k = 0; k < one.size(); ++k) {
+      CAPTURE(k);
+      CHECK(many[k] == one[k]);
+    }
+  }
+  // Not all zeros: the backward added the rows of every index.
+  CHECK(sum(abs(index_select_backward(source, {3000, 40}, 0, index))).item<double>() > 100);
+}
