@@ -48,8 +48,10 @@ TEST_CASE("layer_norm_backward: the same bits at 1, 2 and 3 threads, and the flo
   manual_seed(11);
   // 300 rows of 1000 (row blocks of 131 rows, the last one short) take the one-pass kernel;
   // 20 rows of 5000 the two-pass one.
-  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{300, 1000}, {20, 5000}}) {
-    CAPTURE(cols);
+  for (const std::pair<int64_t, int64_t>& shape :
+       {std::pair<int64_t, int64_t>{300, 1000}, {20, 5000}}) {
+    const int64_t rows = shape.first, cols = shape.second;  // not a structured binding: clang
+    CAPTURE(cols);                                          // cannot capture one in a lambda
     const Tensor x = randn({rows, cols}, kFloat32) * 3.0 + 1.0;
     const Tensor dy = randn({rows, cols}, kFloat32);
     const Tensor w = randn({cols}, kFloat32);
