@@ -84,6 +84,7 @@ struct Region {
 // The region state in one word, so that a worker can claim a chunk of the region it saw and of
 // no later one: generation (bits 32-63), next unclaimed chunk (16-31), chunk count (0-15).
 constexpr int kMaxChunks = 0xffff;
+constexpr int64_t kChunksPerThread = 4;
 inline uint32_t generation_of(uint64_t s) { return static_cast<uint32_t>(s >> 32); }
 inline int next_of(uint64_t s) { return static_cast<int>((s >> 16) & 0xffff); }
 inline int count_of(uint64_t s) { return static_cast<int>(s & 0xffff); }
@@ -248,8 +249,15 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFnRef fn) {
   int64_t n = end - begin;
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  int threads = in_parallel_region ? 1 : pool().size();  // at most kMaxChunks
-  int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
+  const int64_t threads = in_parallel_region ? 1 : pool().size();
+  if (threads <= 1 || n <= grain) {
+    fn(begin, end);
+    return;
+  }
+  // A few chunks per thread, claimed as threads get to them: when a thread is held up (its core
+  // taken by another process), the others take its share but the chunk it is running.
+  const int64_t chunks =
+      std::min({threads * kChunksPerThread, (n + grain - 1) / grain, int64_t{kMaxChunks}});
   if (chunks <= 1) {
     fn(begin, end);
     return;
