@@ -438,3 +438,26 @@ TEST_CASE("elementwise: double backward through exp and tanh") {
   auto gg = tg::autograd::grad({g[0]}, {x});
   check_close(gg[0], {std::exp(0.5) - 2 * t * (1 - t * t)});
 }
+
+TEST_CASE("elementwise: broadcast rows over two outer dims, split across threads mid-way") {
+  // [3, 5, 4000] + [3, 1, 4000]: the outer dims do not merge (the second operand repeats along
+  // dim 1), so each row's offsets advance like an odometer over two dims, and 60000 elements
+  // split into parallel chunks that start inside dim 0. Expected values from the formula.
+  for (const tg::DType dtype : {tg::kFloat32, tg::kInt64}) {
+    const Tensor a = tg::arange(3 * 5 * 4000, dtype).reshape({3, 5, 4000});
+    const Tensor b = tg::arange(3 * 4000, dtype).reshape({3, 1, 4000}) * 1000;
+    Tensor inplace = a.clone();
+    inplace.add_(b);
+    for (const Tensor& sum : {tg::add(a, b), inplace}) {
+      const std::vector<double> got = sum.to(tg::kFloat64).to_vector<double>();
+      bool all_equal = true;
+      for (int64_t i = 0; i < 3 && all_equal; ++i)
+        for (int64_t j = 0; j < 5; ++j)
+          for (int64_t k = 0; k < 4000; ++k) {
+            const double expected = double((i * 5 + j) * 4000 + k) + 1000.0 * (i * 4000 + k);
+            if (got[(i * 5 + j) * 4000 + k] != expected) all_equal = false;
+          }
+      CHECK_MESSAGE(all_equal, tg::to_string(dtype));
+    }
+  }
+}

@@ -45,8 +45,8 @@ inline Tensor pow_scalar_backward(const Tensor& grad, const Tensor& self, const 
   if (exponent.equals(0.0)) return zeros_like(grad);
   // e - 1 stays an integer where it can; the most negative int64 has no integer e - 1, so it steps
   // to double there (PyTorch takes every real exponent as double in this formula).
-  const bool integer_step = !exponent.is_floating() &&
-                            exponent.to_int() != std::numeric_limits<std::int64_t>::min();
+  const bool integer_step =
+      !exponent.is_floating() && exponent.to_int() != std::numeric_limits<std::int64_t>::min();
   const Scalar exponent_minus_1 =
       integer_step ? Scalar(exponent.to_int() - 1) : Scalar(exponent.to_double() - 1);
   return grad * exponent * pow_scalar(self, exponent_minus_1);

@@ -73,43 +73,62 @@ struct Sigmoid {
 };
 // Phi(x) = erfc(-x/sqrt2) / 2 for float32 lanes on the FMA ISAs, and e = exp(-x^2/2) (gelu's
 // backward reuses it). SLEEF's erfcf costs about 14 of its expf (it works in double-float
-// arithmetic); this costs one expf, a division and 17 multiply-adds, within the ULP bounds of
-// docs/SEMANTICS.md. For |x/sqrt2| < 0.5, Phi = (1 + erf(z)) / 2 with erf(z) = z Q(z^2)
-// (Phi >= 0.24, no cancellation); beyond, with u = |x|/sqrt2 and erfc(u) = exp(-u^2) t P(t),
-// t = 1 / (1 + u/2) (P fits erfcx(u) / t, smooth on (0, 1]): Phi = erfc(u)/2 for x < 0 (no
-// 1 + erf to cancel) and 1 - erfc(u)/2 for x > 0 (>= 0.5). exp takes -(x*x)/2, not -u*u: one
-// rounding before the exponential magnifies it by x^2/2 instead of three. P and Q come from
-// fit_gelu_erf.py (relative error 1.1e-8 and 1e-10 before float32 rounding).
+// arithmetic); this costs one exp, a reciprocal and 13 multiply-adds, within the ULP bounds of
+// docs/SEMANTICS.md. With u = |x|/sqrt2, erfc(u) = exp(-u^2) t R(s), t = 1 / (1 + u/2) and
+// s = 1 - t = (u/2) t, R a degree-10 fit of erfcx(u) / t (fit_gelu_erf.py, relative error 4e-9
+// before float32 rounding): Phi = erfc(u)/2 for x < 0 (no 1 + erf to cancel) and 1 - erfc(u)/2
+// for x >= 0 (>= 0.5). R is written in s, not t: near x = 0 (t near 1) Horner in t added terms of
+// both signs summing to about 2 and lost 5 ULP, in s it is 1 - 1.26 s + ... with s small, so one
+// formula serves every x (no separate erf polynomial for small |x|, no second branch to pay for
+// in every lane). exp takes -(x*x)/2, not -u*u: one rounding before the exponential magnifies it
+// by x^2/2 instead of three.
+// 1 / d for float32 lanes: where the ISA's traits name a reciprocal estimate (V::rcp_estimate:
+// AVX-512's 14 bits), it and one Newton step, y + y (1 - d y) with fused multiply-adds (relative
+// error about 2^-28 before rounding, so gelu's ULP counts do not move); else a division, which
+// takes several times the cycles in a loop bound by its arithmetic. AVX2's estimate has 12 bits:
+// one step leaves about 2^-23, which took gelu to 3.9 of its 4.0 ULP, so AVX2 divides.
+template <class V> typename V::Vec reciprocal(typename V::Vec d) {
+  if constexpr (requires { V::rcp_estimate(d); }) {
+    const typename V::Vec y = V::rcp_estimate(d);
+    return y + y * (1.0f - d * y);
+  } else {
+    return 1.0f / d;
+  }
+}
+
+// e^a for float32 lanes with a <= 0 (gelu's exp(-x^2/2)): the ISA's own short form where its
+// traits name one (V::exp_nonpositive, AVX-512), else SLEEF's expf.
+template <class V> typename V::Vec exp_nonpositive(typename V::Vec a) {
+  if constexpr (requires { V::exp_nonpositive(a); }) {
+    return V::exp_nonpositive(a);
+  } else {
+    return V::exp(a);
+  }
+}
+
 template <class V> struct PhiFloat {
   using Vec = typename V::Vec;
-  Vec small;      // (1 + erf(x/sqrt2)) / 2: Phi where `is_small`
   Vec half_erfc;  // erfc(|x|/sqrt2) / 2 = half_erfcx * e
   Vec half_erfcx;
   Vec e;  // exp(-x^2/2)
-  decltype(Vec{} < Vec{}) is_small, negative;
+  decltype(Vec{} < Vec{}) negative;
 
   explicit PhiFloat(Vec x) {
-    static constexpr float kP[] = {0.282094806f,  0.282093853f,   0.246880591f, 0.175376743f,
-                                   0.0930012316f, -0.0572353192f, 0.127096862f, -0.446989208f,
-                                   0.486190021f,  -0.230863437f,  0.042353861f};
-    static constexpr float kQ[] = {1.12837923f,   -0.376126379f,  0.112837173f,
-                                   -0.026857337f, 0.00517632067f, -0.000734465022f};
-    const Vec z = x * float(M_SQRT1_2);
-    const Vec u = V::fabs(z);
-    const Vec t = 1.0f / (1.0f + 0.5f * u);
-    Vec p = Vec{} + kP[10];
-    for (int k = 9; k >= 0; --k) p = p * t + kP[k];
-    e = V::exp(-0.5f * (x * x));
+    static constexpr float kR[] = {1.0f,           -1.25675893f,  0.48651576f,   0.211091995f,
+                                   -0.0934342444f, -0.123142414f, 0.0912879109f, -0.171634912f,
+                                   0.267499864f,   -0.164733246f, 0.0353969783f};
+    // u stops at 20 (there e is 0 and the result exactly 0 or 1), so that s is never inf * 0.
+    const Vec u = V::fmin(V::fabs(x) * float(M_SQRT1_2), Vec{} + 20.0f);
+    const Vec t = reciprocal<V>(1.0f + 0.5f * u);
+    const Vec s = (0.5f * u) * t;  // 1 - t, without the cancellation near t = 1
+    Vec p = Vec{} + kR[10];
+    for (int k = 9; k >= 0; --k) p = p * s + kR[k];
+    e = exp_nonpositive<V>(-0.5f * (x * x));
     half_erfcx = 0.5f * (t * p);
     half_erfc = e * half_erfcx;
-    const Vec z2 = z * z;
-    Vec q = Vec{} + kQ[5];
-    for (int k = 4; k >= 0; --k) q = q * z2 + kQ[k];
-    small = 0.5f + 0.5f * (z * q);
-    is_small = u < 0.5f;
     negative = x < Vec{};
   }
-  Vec phi() const { return is_small ? small : negative ? half_erfc : 1.0f - half_erfc; }
+  Vec phi() const { return negative ? half_erfc : 1.0f - half_erfc; }
 };
 
 // erfc(-x/sqrt2) rather than 1 + erf(x/sqrt2): no cancellation for negative x, where 1 + erf
@@ -160,7 +179,7 @@ struct GeluErfGrad {
       const typename V::Vec xpdf = x * kPdf;
       const typename V::Vec tail =
           c.negative ? c.e * (c.half_erfcx + xpdf) : 1.0f + c.e * (xpdf - c.half_erfcx);
-      return g * (c.is_small ? c.small + c.e * xpdf : tail);
+      return g * tail;
     } else {
       const typename V::Vec cdf = T(0.5) * V::erfc(x * T(-M_SQRT1_2));
       const typename V::Vec pdf = V::exp(T(-0.5) * x * x) * kPdf;
