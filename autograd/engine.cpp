@@ -4,6 +4,7 @@
 #include <tapegrad/autograd/engine.h>
 
 #include <algorithm>
+#include <span>
 
 #include <tapegrad/autograd/node.h>
 #include <tapegrad/core/grad_mode.h>
@@ -37,9 +38,10 @@ struct ByTapePosition {
 };
 
 // The nodes waiting to run, highest tape position first. Clears the nodes' scratch on exit,
-// also when a formula or hook throws, so the graph stays usable.
+// also when a formula or hook throws, so the graph stays usable. A small graph's queue stays in
+// inline storage (no allocation per backward).
 struct ReadyQueue {
-  std::vector<std::shared_ptr<Node>> heap;
+  SmallVector<std::shared_ptr<Node>, 8> heap;
   ~ReadyQueue() {
     for (auto& n : heap) {
       n->queued = false;
@@ -66,9 +68,9 @@ struct Target {  // an input of autograd::grad: its gradient is captured, not ac
 
 // Runs the backward pass from `roots` (edge + gradient). With targets, captures the gradient
 // reaching each target and runs no leaf accumulators.
-std::vector<Tensor> run_backward(const std::vector<Edge>& roots,
-                                 const std::vector<Tensor>& root_grads, bool retain_graph,
-                                 bool create_graph, const std::vector<Target>& targets) {
+std::vector<Tensor> run_backward(std::span<const Edge> roots, std::span<const Tensor> root_grads,
+                                 bool retain_graph, bool create_graph,
+                                 std::span<const Target> targets) {
   AutoGradMode mode(create_graph);
   ReadyQueue ready;
   std::vector<Tensor> captured(targets.size());
@@ -80,7 +82,7 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots,
     Node* n = edge.fn.get();
     if (!n->queued) {
       n->queued = true;
-      n->pending_grads.resize(std::max<size_t>(n->num_outputs(), edge.input_nr + 1));
+      n->pending_grads = new_grad_list(std::max<size_t>(n->num_outputs(), edge.input_nr + 1));
       ready.push(edge.fn);
     }
     Tensor& slot = n->pending_grads[edge.input_nr];
@@ -122,6 +124,7 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots,
       }
 
     std::vector<Tensor> input_grads = node->apply(std::move(grads));
+    recycle_grad_list(std::move(grads));
     if (!retain_graph) {
       node->release_saved();
       // A hook that captured its own tensor (t.register_hook([t] ...)) made a cycle t -> node ->
@@ -137,8 +140,25 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots,
       if (g.dtype() != meta.dtype) g = g.to(meta.dtype);
       send(edge, std::move(g));
     }
+    recycle_grad_list(std::move(input_grads));
   }
   return captured;
+}
+
+// The gradient backward starts from for output i: `grad` when given (undefined: none given).
+Tensor initial_grad(const char* op, size_t i, const Tensor& o, const Tensor& grad) {
+  TG_CHECK(
+      o.defined() && o.requires_grad(), ValueError, op, "output ", i,
+      " does not require grad and has no history (did you call requires_grad_() on an input?)");
+  if (grad.defined()) {
+    TG_CHECK(grad.shape() == o.shape(), ValueError, op, "gradient ", i, " has shape ", grad.shape(),
+             " but output ", i, " has shape ", o.shape());
+    return grad;
+  }
+  TG_CHECK(o.numel() == 1, ValueError, op,
+           "a gradient can be implicitly created only for outputs with one element; output ", i,
+           " has shape ", o.shape(), " (pass a gradient)");
+  return ones_like(o);
 }
 
 std::vector<Tensor> initial_grads(const char* op, const std::vector<Tensor>& outputs,
@@ -146,22 +166,8 @@ std::vector<Tensor> initial_grads(const char* op, const std::vector<Tensor>& out
   TG_CHECK(grads.empty() || grads.size() == outputs.size(), ValueError, op, "got ", outputs.size(),
            " outputs but ", grads.size(), " gradients");
   std::vector<Tensor> out;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const Tensor& o = outputs[i];
-    TG_CHECK(
-        o.defined() && o.requires_grad(), ValueError, op, "output ", i,
-        " does not require grad and has no history (did you call requires_grad_() on an input?)");
-    if (!grads.empty() && grads[i].defined()) {
-      TG_CHECK(grads[i].shape() == o.shape(), ValueError, op, "gradient ", i, " has shape ",
-               grads[i].shape(), " but output ", i, " has shape ", o.shape());
-      out.push_back(grads[i]);
-    } else {
-      TG_CHECK(o.numel() == 1, ValueError, op,
-               "a gradient can be implicitly created only for outputs with one element; output ", i,
-               " has shape ", o.shape(), " (pass a gradient)");
-      out.push_back(ones_like(o));
-    }
-  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    out.push_back(initial_grad(op, i, outputs[i], grads.empty() ? Tensor() : grads[i]));
   return out;
 }
 
@@ -173,6 +179,13 @@ void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& gra
   std::vector<Edge> roots;
   for (const auto& o : outputs) roots.push_back(gradient_edge(o));
   run_backward(roots, grads, retain_graph || create_graph, create_graph, {});
+}
+
+void backward(const Tensor& output, const Tensor& grad_output, bool retain_graph,
+              bool create_graph) {
+  const Tensor grad = initial_grad("backward", 0, output, grad_output);
+  const Edge root = gradient_edge(output);
+  run_backward({&root, 1}, {&grad, 1}, retain_graph || create_graph, create_graph, {});
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,

@@ -11,6 +11,10 @@ namespace tg::autograd {
 void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs = {},
               bool retain_graph = false, bool create_graph = false);
 
+// The same for one output (Tensor::backward): no lists to build.
+void backward(const Tensor& output, const Tensor& grad_output, bool retain_graph,
+              bool create_graph);
+
 // Returns d(outputs)/d(inputs) without touching any .grad(). An input that does not influence
 // the outputs gets an undefined tensor. retain_graph defaults to create_graph.
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,

@@ -13,6 +13,51 @@ __attribute__((tls_model("initial-exec"))) thread_local uint64_t tape_position =
 
 uint64_t Tape::next_sequence_nr() { return ++tape_position; }
 
+// ---- gradient lists -----------------------------------------------------------------------------
+
+namespace {
+// Empty lists with a buffer; a few are enough (a backward pass holds one per queued node), and
+// only short ones (a node with thousands of outputs would otherwise pin its list's memory).
+struct SpareGradLists {
+  static constexpr size_t kMax = 16, kMaxCapacity = 64;
+  std::vector<std::vector<Tensor>> lists;
+  ~SpareGradLists();
+};
+// The thread's spare lists, reached through a plain pointer: a thread_local with a destructor
+// has a guard that costs a __tls_get_addr call on every use in a shared library.
+__attribute__((tls_model("initial-exec"))) thread_local SpareGradLists* spare = nullptr;
+__attribute__((tls_model("initial-exec"))) thread_local bool spare_freed = false;
+SpareGradLists::~SpareGradLists() {  // at thread exit
+  spare = nullptr;
+  spare_freed = true;
+}
+// Null once the thread's exit freed them: lists are then made and dropped as usual.
+SpareGradLists* spare_lists() {
+  if (!spare && !spare_freed) [[unlikely]] {
+    thread_local SpareGradLists owner;
+    spare = &owner;
+  }
+  return spare;
+}
+}  // namespace
+
+std::vector<Tensor> new_grad_list(size_t n) {
+  SpareGradLists* s = spare_lists();
+  if (!s || s->lists.empty()) return std::vector<Tensor>(n);
+  std::vector<Tensor> list = std::move(s->lists.back());
+  s->lists.pop_back();
+  list.resize(n);
+  return list;
+}
+
+void recycle_grad_list(std::vector<Tensor>&& list) {
+  list.clear();
+  SpareGradLists* s = spare_lists();
+  if (s && list.capacity() > 0 && list.capacity() <= SpareGradLists::kMaxCapacity &&
+      s->lists.size() < SpareGradLists::kMax)
+    s->lists.push_back(std::move(list));
+}
+
 Node::Node() : sequence_nr(Tape::next_sequence_nr()) {}
 
 // ---- saved tensors ----------------------------------------------------------------------------
@@ -102,11 +147,11 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
 // ---- recording ----------------------------------------------------------------------------------
 
 Edge gradient_edge(const Tensor& t) {
-  if (!t.defined() || !t.requires_grad()) return {};
-  if (t.grad_fn()) return {t.grad_fn(), t.output_nr()};
-  AutogradMeta& meta = autograd_meta(*t.impl());
-  if (!meta.grad_accumulator) meta.grad_accumulator = make_pooled<AccumulateGrad>(t.impl_ptr());
-  return {meta.grad_accumulator, 0};
+  AutogradMeta* meta = t.defined() ? autograd_meta_if(*t.impl()) : nullptr;
+  if (!meta || !(meta->requires_grad || meta->grad_fn)) return {};  // needs no gradient
+  if (meta->grad_fn) return {meta->grad_fn, meta->output_nr};
+  if (!meta->grad_accumulator) meta->grad_accumulator = make_pooled<AccumulateGrad>(t.impl_ptr());
+  return {meta->grad_accumulator, 0};
 }
 
 void collect_inputs(Node& node, std::initializer_list<const Tensor*> inputs) {

@@ -99,6 +99,13 @@ struct Tape {
   static uint64_t next_sequence_nr();
 };
 
+// Lists of gradients: the engine gives every node a list of its output gradients and gets a list
+// of input gradients back from apply(), for every node of every backward pass. The thread keeps
+// emptied lists to reuse their buffers, so that the backward of a small graph allocates none.
+// new_grad_list(n): n undefined tensors; recycle_grad_list: drops the tensors, keeps the buffer.
+std::vector<Tensor> new_grad_list(size_t n);
+void recycle_grad_list(std::vector<Tensor>&& list);
+
 // The edge an input's gradient flows along (its grad_fn, or its leaf accumulator).
 Edge gradient_edge(const Tensor& t);
 // Collect edges and metadata for a new node from its differentiable inputs.

@@ -80,9 +80,7 @@ const std::string& Tensor::name() const {
 }
 
 void Tensor::backward(const Tensor& gradient, bool retain_graph, bool create_graph) const {
-  std::vector<Tensor> grads;
-  if (gradient.defined()) grads.push_back(gradient);
-  autograd::backward({*this}, grads, retain_graph, create_graph);
+  autograd::backward(*this, gradient, retain_graph, create_graph);
 }
 
 void Tensor::register_hook(GradHook hook) const {

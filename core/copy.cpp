@@ -205,9 +205,13 @@ void cpu_fill(const TensorBase& dst, const Scalar& value) {
     using T = typename decltype(tag)::type;
     T v = value.is_floating() ? convert<T>(value.to_double()) : convert<T>(value.to_int());
     T* d = dst.data<T>();
-    if (dst.is_contiguous()) {  // split as a copy is: one core does not saturate the bandwidth
-      parallel_for(0, dst.numel(), kCopyGrainBytes / static_cast<int64_t>(sizeof(T)),
-                   [&](int64_t b, int64_t e) { std::fill(d + b, d + e, v); });
+    const int64_t n = dst.numel();
+    if (dst.is_contiguous()) {
+      const int64_t grain = kCopyGrainBytes / static_cast<int64_t>(sizeof(T));
+      if (n <= grain)  // one chunk (scalars, small tensors): no std::function, no pool
+        std::fill(d, d + n, v);
+      else  // split as a copy is: one core does not saturate the bandwidth
+        parallel_for(0, n, grain, [&](int64_t b, int64_t e) { std::fill(d + b, d + e, v); });
       return;
     }
     const int64_t ds = dst.strides().back();

@@ -11,7 +11,8 @@ struct Offer {
   size_t op_len = 0;
   const TensorBase* self = nullptr;
 };
-thread_local Offer offer;
+// initial-exec: a plain TLS load (every elementwise kernel looks), no __tls_get_addr call.
+__attribute__((tls_model("initial-exec"))) thread_local Offer offer;
 
 }  // namespace
 

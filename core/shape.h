@@ -23,7 +23,12 @@ class Shape {
     if (this != &o) assign(o.begin(), o.end());
     return *this;
   }
-  Shape(Shape&& o) noexcept { *this = std::move(o); }
+  // A move takes the heap buffer and copies the inline array whole: a fixed-size copy is a few
+  // register moves, cheaper than a loop over size_ (every op moves a few shapes).
+  Shape(Shape&& o) noexcept : size_(o.size_), heap_(std::move(o.heap_)) {
+    std::copy(o.inline_, o.inline_ + kInline, inline_);
+    o.size_ = 0;
+  }
   Shape& operator=(Shape&& o) noexcept {
     if (this == &o) return *this;
     size_ = o.size_;
@@ -83,7 +88,14 @@ class Shape {
     return n;
   }
   std::vector<int64_t> vec() const { return {begin(), end()}; }
-  bool operator==(const Shape& o) const { return std::equal(begin(), end(), o.begin(), o.end()); }
+  // A plain loop: std::equal becomes a memcmp call, slower for a few dims (every op compares).
+  bool operator==(const Shape& o) const {
+    if (size_ != o.size_) return false;
+    const int64_t *a = data(), *b = o.data();
+    for (size_t i = 0; i < size_; ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
   std::string str() const;  // "[2, 3]"
 
  private:
@@ -94,7 +106,7 @@ class Shape {
     if (n > kInline) {
       heap_.assign(b, e);
     } else {
-      std::copy(b, e, inline_);
+      for (size_t i = 0; i < n; ++i, ++b) inline_[i] = *b;  // std::copy would call memmove
     }
     size_ = n;
   }

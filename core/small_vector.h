@@ -1,6 +1,6 @@
 #pragma once
 // SmallVector: a vector that keeps up to N elements inline (no heap allocation), for the few
-// edges and metadata entries of an autograd node.
+// edges and metadata entries of an autograd node and the backward engine's queue.
 #include <cstddef>
 #include <new>
 #include <utility>
@@ -45,6 +45,15 @@ template <typename T, size_t N> class SmallVector {
     return heap_.back();
   }
   void push_back(T v) { emplace_back(std::move(v)); }
+  T& back() { return data()[size_ - 1]; }
+  void pop_back() {
+    if (heap_.empty()) {
+      inline_data()[size_ - 1].~T();
+    } else {
+      heap_.pop_back();
+    }
+    --size_;
+  }
   void clear() {
     if (heap_.empty()) {
       for (size_t i = 0; i < size_; ++i) inline_data()[i].~T();

@@ -21,9 +21,32 @@ struct SmallBlockCache {
   static constexpr int kMaxPerClass = 64;
   void* head[kClasses] = {};
   int count[kClasses] = {};
+
+  // n: a multiple of 64, at most kMaxBytes. A kept block of that size, or null.
+  void* pop(size_t n) {
+    const size_t c = n / 64 - 1;
+    void* p = head[c];
+    if (p) {
+      head[c] = *static_cast<void**>(p);
+      --count[c];
+    }
+    return p;
+  }
+  // Keeps the block unless its list is full (then the caller frees it).
+  bool push(void* p, size_t n) {
+    const size_t c = n / 64 - 1;
+    if (count[c] >= kMaxPerClass) return false;
+    *static_cast<void**>(p) = head[c];
+    head[c] = p;
+    ++count[c];
+    return true;
+  }
 };
 __attribute__((tls_model("initial-exec"))) thread_local SmallBlockCache
     small_cache;  // trivially destructible: safe during thread exit
+
+// Block sizes are multiples of 64 (the alignment); n must be at most SIZE_MAX - 63.
+size_t round_up_64(size_t n) { return n == 0 ? 64 : (n + 63) / 64 * 64; }
 
 // CPU allocator: 64-byte aligned. Blocks of 1 MiB and more are kept on free lists keyed by size
 // (up to 2 GiB cached), so repeated large temporaries reuse warm pages instead of page-faulting.
@@ -42,18 +65,13 @@ class CpuAllocator final : public Allocator {
 
   void* allocate(size_t nbytes) override {
     // Byte counts are checked where tensors are made; a larger one here (from a direct caller)
-    // must not wrap in round_up into a small size class.
+    // must not wrap in round_up_64 into a small size class.
     if (nbytes > kMaxBytes)
       fail<Error>("empty", "out of memory allocating ", nbytes, " bytes on cpu");
     if (exact_) return allocate_exact(nbytes);
-    size_t n = round_up(nbytes);
+    size_t n = round_up_64(nbytes);
     if (n <= SmallBlockCache::kMaxBytes) {
-      int c = static_cast<int>(n / 64) - 1;
-      if (void* p = small_cache.head[c]) {
-        small_cache.head[c] = *static_cast<void**>(p);
-        --small_cache.count[c];
-        return p;
-      }
+      if (void* p = small_cache.pop(n)) return p;
       void* fresh = std::aligned_alloc(64, n);
       if (!fresh) fail<Error>("empty", "out of memory allocating ", nbytes, " bytes on cpu");
       return fresh;
@@ -85,16 +103,9 @@ class CpuAllocator final : public Allocator {
 
   void deallocate(void* p, size_t nbytes) override {
     if (exact_) return std::free(p);
-    size_t n = round_up(nbytes);
+    size_t n = round_up_64(nbytes);
     if (n <= SmallBlockCache::kMaxBytes) {
-      int c = static_cast<int>(n / 64) - 1;
-      if (small_cache.count[c] < SmallBlockCache::kMaxPerClass) {
-        *static_cast<void**>(p) = small_cache.head[c];
-        small_cache.head[c] = p;
-        ++small_cache.count[c];
-        return;
-      }
-      std::free(p);
+      if (!small_cache.push(p, n)) std::free(p);
       return;
     }
     if (n >= kCacheMin) {
@@ -121,7 +132,6 @@ class CpuAllocator final : public Allocator {
   }
 
  private:
-  static size_t round_up(size_t n) { return n == 0 ? 64 : (n + 63) / 64 * 64; }
   static void* allocate_exact(size_t nbytes) {
     void* p = nullptr;
     // posix_memalign, not aligned_alloc: it takes sizes that are not a multiple of the alignment.
@@ -189,14 +199,44 @@ void set_allocator(DeviceType type, Allocator* allocator) {
 StorageImpl::StorageImpl(size_t n, Device d, Allocator* a) : nbytes(n), device(d), allocator(a) {
   data = allocator->allocate(n);
 }
-StorageImpl::~StorageImpl() { allocator->deallocate(data, nbytes); }
+StorageImpl::StorageImpl(size_t n, Device d, void* own_bytes)
+    : data(own_bytes), nbytes(n), device(d) {}
+StorageImpl::~StorageImpl() {
+  if (allocator) allocator->deallocate(data, nbytes);
+}
+
+namespace {
+// The storage of a small CPU tensor (scalars, losses, the gradients of scalars) with its bytes in
+// the same block: one allocation per tensor instead of two. Aligned like the allocator's blocks.
+struct StorageWithBytes final : StorageImpl {
+  static constexpr size_t kBytes = 64;
+  alignas(64) unsigned char bytes[kBytes];
+  explicit StorageWithBytes(size_t n) : StorageImpl(n, Device(kCPU), static_cast<void*>(bytes)) {}
+};
+}  // namespace
 
 Storage make_storage(size_t nbytes, Device device, const char* op) {
+  // Not in exact mode: there every tensor's bytes are a block of their own size, so that
+  // AddressSanitizer sees an overrun of them.
+  if (device.is_cpu() && nbytes <= StorageWithBytes::kBytes && !cpu_allocator().exact())
+    return make_pooled<StorageWithBytes>(nbytes);
   return make_pooled<StorageImpl>(nbytes, device, get_allocator(device.type, op));
 }
 
-void* allocate_object(size_t nbytes) { return cpu_allocator().allocate(nbytes); }
-void deallocate_object(void* p, size_t nbytes) noexcept { cpu_allocator().deallocate(p, nbytes); }
+void* allocate_object(size_t nbytes) {
+  // A kept block first, without the allocator's checks for large sizes (objects are small). In
+  // exact mode the lists stay empty (every block is freed at once), so this finds none there.
+  if (nbytes <= SmallBlockCache::kMaxBytes)
+    if (void* p = small_cache.pop(round_up_64(nbytes))) return p;
+  return cpu_allocator().allocate(nbytes);
+}
+void deallocate_object(void* p, size_t nbytes) noexcept {
+  CpuAllocator& a = cpu_allocator();
+  if (!a.exact() && nbytes <= SmallBlockCache::kMaxBytes &&
+      small_cache.push(p, round_up_64(nbytes)))
+    return;  // kept, as deallocate would, without its other branches
+  a.deallocate(p, nbytes);
+}
 
 void set_memcpy(DeviceType type, MemcpyFn fn) { g_memcpy[static_cast<int>(type)] = fn; }
 

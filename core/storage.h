@@ -25,10 +25,11 @@ struct StorageImpl {
   void* data = nullptr;
   size_t nbytes = 0;
   Device device;
-  uint64_t version = 0;  // bumped by every in-place write; checked by saved tensors
-  Allocator* allocator = nullptr;
+  uint64_t version = 0;            // bumped by every in-place write; checked by saved tensors
+  Allocator* allocator = nullptr;  // null when `data` lives in this object's own block
 
   StorageImpl(size_t n, Device d, Allocator* a);
+  StorageImpl(size_t n, Device d, void* own_bytes);  // data in the same block (make_storage)
   ~StorageImpl();
   StorageImpl(const StorageImpl&) = delete;
   StorageImpl& operator=(const StorageImpl&) = delete;

@@ -3,13 +3,10 @@
 
 #include <tapegrad/core/checked.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace tg {
-
-TensorImpl::TensorImpl(Storage s, Shape sh, Shape st, int64_t off, DType dt)
-    : storage(std::move(s)), shape(std::move(sh)), strides(std::move(st)), offset(off), dtype(dt),
-      keys(backend_key(storage->device.type)) {}
 
 int64_t TensorBase::size(int64_t d) const { return shape()[wrap_dim("size", d, dim())]; }
 int64_t TensorBase::stride(int64_t d) const { return strides()[wrap_dim("stride", d, dim())]; }
@@ -41,11 +38,15 @@ TensorBase empty_strided(const Shape& shape, const Shape& strides, DType dtype, 
 TensorBase empty_contiguous(const char* op, IntArrayRef shape, DType dtype, Device device) {
   const size_t item = itemsize(dtype);
   const int64_t n = checked::numel(op, shape, item);  // so the strides cannot overflow either
-  Shape sizes(shape);
-  Shape strides = contiguous_strides(sizes);
+  Shape strides(shape.size());  // contiguous_strides without its overflow checks:
+  int64_t stride = 1;           // the byte size checked above is at least their product
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= std::max<int64_t>(shape[i], 1);
+  }
   auto storage = make_storage(static_cast<size_t>(n) * item, device);
   return TensorBase(
-      make_pooled<TensorImpl>(std::move(storage), std::move(sizes), std::move(strides), 0, dtype));
+      make_pooled<TensorImpl>(std::move(storage), Shape(shape), std::move(strides), 0, dtype));
 }
 
 TensorBase make_view(const TensorBase& base, Shape shape, Shape strides, int64_t offset) {

@@ -42,7 +42,10 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> view_base;       // set for views: the tensor whose storage this views
   std::unique_ptr<AutogradMetaBase> autograd;  // null until autograd records something
 
-  TensorImpl(Storage s, Shape sh, Shape st, int64_t off, DType dt);
+  // Inline: every op makes a few, and the shapes then move straight into place.
+  TensorImpl(Storage s, Shape sh, Shape st, int64_t off, DType dt)
+      : storage(std::move(s)), shape(std::move(sh)), strides(std::move(st)), offset(off), dtype(dt),
+        keys(backend_key(storage->device.type)) {}
 };
 
 class TensorBase {

@@ -101,7 +101,7 @@ Tensor reshape_impl(const char* op, const Tensor& self, IntArrayRef size, bool a
   // any tensor with its own layout ([0, 3, 2^62] would overflow them).
   if (self.numel() == 0) checked::numel(op, shape, itemsize(self.dtype()));
   if (auto strides = view_strides(self.shape(), self.strides(), shape)) {
-    return make_view(self, shape, *strides, self.storage_offset());
+    return make_view(self, std::move(shape), std::move(*strides), self.storage_offset());
   }
   TG_CHECK(allow_copy, ValueError, op, "view size is not compatible with input tensor's size and ",
            "stride (at least one dimension spans across two contiguous subspaces): input shape ",
@@ -144,7 +144,7 @@ Tensor expand_impl(const char* op, const Tensor& self, IntArrayRef size) {
     }
   }
   checked::view_numel(op, shape);
-  return make_view(self, shape, strides, self.storage_offset());
+  return make_view(self, std::move(shape), std::move(strides), self.storage_offset());
 }
 
 // Python slicing: negative bounds count from the end, then both clamp to [0, size].
@@ -201,7 +201,7 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
     shape[i] = self.shape()[d];
     strides[i] = self.strides()[d];
   }
-  return make_view(self, shape, strides, self.storage_offset());
+  return make_view(self, std::move(shape), std::move(strides), self.storage_offset());
 }
 
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
@@ -212,7 +212,7 @@ Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
     std::swap(shape[d0], shape[d1]);
     std::swap(strides[d0], strides[d1]);
   }
-  return make_view(self, shape, strides, self.storage_offset());
+  return make_view(self, std::move(shape), std::move(strides), self.storage_offset());
 }
 
 Tensor t(const Tensor& self) {
@@ -244,7 +244,7 @@ Tensor squeeze(const Tensor& self, std::optional<int64_t> dim) {
       strides.push_back(self.strides()[i]);
     }
   }
-  return make_view(self, shape, strides, self.storage_offset());
+  return make_view(self, std::move(shape), std::move(strides), self.storage_offset());
 }
 
 Tensor unsqueeze(const Tensor& self, int64_t dim) {
@@ -258,7 +258,7 @@ Tensor unsqueeze(const Tensor& self, int64_t dim) {
   if (d < self.dim() && !checked::mul(shape[d], strides[d], stride)) stride = 1;
   shape.insert(d, 1);
   strides.insert(d, stride);
-  return make_view(self, shape, strides, self.storage_offset());
+  return make_view(self, std::move(shape), std::move(strides), self.storage_offset());
 }
 
 Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
@@ -270,7 +270,8 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
   shape[d] = b.length;
   // The stride of a dim of length <= 1 is never followed: a huge step must not overflow it.
   if (b.length > 1) strides[d] = checked::mul("slice", strides[d], step, "the stride times step");
-  return make_view(self, shape, strides, self.storage_offset() + b.start * self.strides()[d]);
+  return make_view(self, std::move(shape), std::move(strides),
+                   self.storage_offset() + b.start * self.strides()[d]);
 }
 
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
@@ -286,7 +287,8 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
            " (expected 0 <= length <= ", size - s, ")");
   Shape shape = self.shape();
   shape[d] = length;
-  return make_view(self, shape, self.strides(), self.storage_offset() + s * self.strides()[d]);
+  return make_view(self, std::move(shape), self.strides(),
+                   self.storage_offset() + s * self.strides()[d]);
 }
 
 Tensor select(const Tensor& self, int64_t dim, int64_t index) {
@@ -301,7 +303,7 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
   Shape shape = self.shape(), strides = self.strides();
   shape.erase(d);
   strides.erase(d);
-  return make_view(self, shape, strides, offset);
+  return make_view(self, std::move(shape), std::move(strides), offset);
 }
 
 Tensor slice_backward(const Tensor& grad_output, IntArrayRef input_shape, int64_t dim,

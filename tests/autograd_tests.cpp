@@ -7,6 +7,12 @@ using namespace tg;
 
 namespace {
 std::vector<double> vals(const Tensor& t) { return t.to_vector<double>(); }
+// A node that returns the very list of gradients it was given: the engine reuses the lists it
+// passes and gets back (autograd/node.h), and must cope with a moved-from one.
+struct PassThroughNode final : autograd::Node {
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override { return std::move(grads); }
+  const char* name() const override { return "PassThrough"; }
+};
 Tensor leaf(std::vector<double> v, IntArrayRef shape) { return tensor(v, shape).requires_grad_(); }
 Tensor leaf(std::vector<double> v) { return tensor(v).requires_grad_(); }
 }  // namespace
@@ -176,4 +182,39 @@ TEST_CASE("saved values are freed after backward") {
   CHECK_FALSE(watch.expired());  // kept by MulBackward
   y.backward();
   CHECK(watch.expired());  // released by the backward without retain_graph
+}
+
+TEST_CASE("a wide graph: more nodes waiting at once than the engine keeps inline") {
+  // cat's backward sends a gradient to 20 products at once: the ready queue outgrows its inline
+  // storage, then empties again. Twice, so the second pass runs on reused gradient lists.
+  for (int pass = 0; pass < 2; ++pass) {
+    std::vector<Tensor> xs, products;
+    for (int i = 0; i < 20; ++i) {
+      xs.push_back(leaf({double(i)}));
+      products.push_back(xs.back() * double(i + 1));
+    }
+    sum(cat(products) * 2.0).backward();
+    for (int i = 0; i < 20; ++i) CHECK(vals(xs[i].grad()) == std::vector<double>{2.0 * (i + 1)});
+  }
+}
+
+TEST_CASE("a node that hands back its own gradient list, and a backward inside a hook") {
+  Tensor x = leaf({3});
+  Tensor y;
+  {
+    NoGradGuard no_grad;
+    y = x.clone();
+  }
+  auto node = std::make_shared<PassThroughNode>();
+  autograd::collect_inputs(*node, {&x});
+  autograd::set_history(node, {&y});
+  Tensor inner = leaf({5});
+  x.register_hook([&](const Tensor& g) {
+    EnableGradGuard record;         // backward runs hooks with recording off
+    sum(inner * inner).backward();  // a nested pass while the outer one waits
+    return g;
+  });
+  sum(y * y).backward();
+  CHECK(vals(x.grad()) == std::vector<double>{6});
+  CHECK(vals(inner.grad()) == std::vector<double>{10});
 }

@@ -112,6 +112,60 @@ TEST_CASE("sum: large float32 inputs are summed accurately") {
   }
 }
 
+// The stated bound (docs/SEMANTICS.md): |sum - exact| <= 7 u sum|x| + u |exact| (u = 2^-24) plus
+// the float64 part (under n 2^-53 sum|x|), for rows of every length around the kernel's blocks
+// of 256 and lanes of 32 (tails included), with values spread over 2^-30 .. 2^30 so that the
+// partial sums of the lanes differ widely. The exact sum is taken in long double from the data.
+TEST_CASE("sum / mean of float32 rows stay within the stated error bound") {
+  const int64_t lengths[] = {1, 7, 31, 32, 33, 255, 256, 257, 511, 1000, 1024, 1057, 4099};
+  uint32_t state = 12345;
+  auto next = [&state] {  // a small LCG: the test needs no tapegrad RNG to make its data
+    state = state * 1664525u + 1013904223u;
+    return state;
+  };
+  for (int64_t n : lengths) {
+    const int64_t rows = 3;
+    std::vector<float> data(static_cast<size_t>(rows * n));
+    for (float& v : data) {
+      const float mag = std::ldexp(1.0f + static_cast<float>(next() % 1000) / 1000.0f,
+                                   static_cast<int>(next() % 61) - 30);
+      v = next() % 2 ? mag : -mag;
+    }
+    tg::Tensor x = tg::tensor(data, {rows, n});
+    const std::vector<double> sums = values(tg::sum(x, {1}));
+    const std::vector<double> means = values(tg::mean(x, {1}, true));
+    for (int64_t r = 0; r < rows; ++r) {
+      long double exact = 0, abs_sum = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        exact += data[static_cast<size_t>(r * n + j)];
+        abs_sum += std::abs(data[static_cast<size_t>(r * n + j)]);
+      }
+      const double u = std::ldexp(1.0, -24);
+      const double bound =
+          7 * u * static_cast<double>(abs_sum) + u * std::abs(static_cast<double>(exact)) +
+          static_cast<double>(n) * std::ldexp(1.0, -53) * static_cast<double>(abs_sum);
+      CAPTURE(n);
+      CHECK(std::abs(sums[r] - static_cast<double>(exact)) <= bound);
+      CHECK(std::abs(means[r] * static_cast<double>(n) - static_cast<double>(exact)) <=
+            bound + u * std::abs(static_cast<double>(exact)));
+    }
+  }
+  // One long row (the full reduction splits among threads): the same bound.
+  const int64_t n = 3 * 65536 + 77;
+  std::vector<float> data(static_cast<size_t>(n));
+  long double exact = 0, abs_sum = 0;
+  for (float& v : data) {
+    v = std::ldexp(static_cast<float>(next() % 2001) - 1000.0f, static_cast<int>(next() % 21) - 10);
+    exact += v;
+    abs_sum += std::abs(v);
+  }
+  const double got = tg::sum(tg::tensor(data, {n})).item<double>();
+  const double u = std::ldexp(1.0, -24);
+  CHECK(std::abs(got - static_cast<double>(exact)) <=
+        7 * u * static_cast<double>(abs_sum) + u * std::abs(static_cast<double>(exact)) +
+            static_cast<double>(n) * std::ldexp(1.0, -53) * static_cast<double>(abs_sum));
+}
+
 TEST_CASE("mean: values, keepdim, and integer inputs rejected") {
   tg::Tensor x = tg::tensor({{1., 2., 3.}, {4., 5., 6.}});
   CHECK(tg::mean(x).item<double>() == 3.5);

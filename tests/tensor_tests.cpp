@@ -185,3 +185,39 @@ TEST_CASE("set_num_threads controls the pool") {
   CHECK(sum(big).item<double>() == double(1 << 18));
   CHECK_THROWS_AS(set_num_threads(0), ValueError);
 }
+
+TEST_CASE("small tensors: bytes aligned at every size, kept alive by views") {
+  // Up to 64 bytes live in the storage's own block (core/storage.cpp), larger ones do not.
+  for (int64_t n : {0, 1, 2, 15, 16, 17, 100}) {
+    Tensor t = full({n}, 1.5);
+    CHECK(reinterpret_cast<uintptr_t>(t.data_ptr()) % 64 == 0);
+    CHECK(t.to_vector<float>() == std::vector<float>(static_cast<size_t>(n), 1.5f));
+  }
+  Tensor v;
+  {
+    Tensor t = full({4}, 2.0);
+    v = t.view({2, 2});
+    t.add_(ones({4}));
+  }
+  CHECK(v.to_vector<float>() == std::vector<float>(4, 3.f));  // the base is gone, its bytes not
+  Tensor a = full({3}, 1.0), b = full({3}, 1.0);
+  a.fill_(4);
+  CHECK(b.to_vector<float>() == std::vector<float>(3, 1.f));  // each has bytes of its own
+}
+
+TEST_CASE("Shape: moves keep the sizes, inline and on the heap") {
+  Shape small{3, 1, 4}, big{1, 2, 3, 4, 5, 6, 7, 8};
+  Shape moved_small = std::move(small), moved_big = std::move(big);
+  CHECK(moved_small == Shape{3, 1, 4});
+  CHECK(moved_big == Shape{1, 2, 3, 4, 5, 6, 7, 8});
+  CHECK(moved_big.numel() == 40320);
+  small = std::move(moved_big);  // a heap shape into an inline one, and back
+  moved_big = std::move(moved_small);
+  CHECK(small == Shape{1, 2, 3, 4, 5, 6, 7, 8});
+  CHECK(moved_big == Shape{3, 1, 4});
+  CHECK_FALSE(moved_big == Shape{3, 1});
+  CHECK_FALSE(moved_big == Shape{3, 1, 5});
+  Shape grown(size_t{2}, 7);
+  grown.push_back(9);
+  CHECK(grown == Shape{7, 7, 9});
+}

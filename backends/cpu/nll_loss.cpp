@@ -103,6 +103,54 @@ template <typename T> Tensor reduce_losses(const std::vector<double>& losses, co
   return full({}, total / divisor, in.self.dtype(), in.self.device());
 }
 
+// The loss of one non-ignored sample with target t from its row of logits (the header comment's
+// formula): -logp[c] = log_sum - (x[c] - max).
+template <typename T> TG_ROW_INLINE double cross_entropy_row(const T* row, int64_t classes,
+                                                             int64_t t, const ClassWeights<T>& w,
+                                                             double eps, double weight_sum) {
+  const RowShift<T> s = row_shift(row, classes);
+  double loss = (1 - eps) * w(t) * (s.log_sum - (row[t] - s.max));
+  if (eps > 0) {  // -sum_c w[c] logp[c] = sum(w) (log_sum + max) - sum_c w[c] x[c]
+    const double wx = row_sum(classes, [&](int64_t c) { return w(c) * row[c]; });
+    loss += eps / static_cast<double>(classes) *
+            (weight_sum * (static_cast<double>(s.log_sum) + s.max) - wx);
+  }
+  return loss;
+}
+
+// y = p_scale * softmax(x), minus smooth * w with label smoothing, then
+// y[t] -= target_part: one sample's gradient row (cross_entropy_backward). The softmax's scaling
+// and p_scale's are two roundings, as softmax_row then a second pass would give, in one pass.
+template <typename T> TG_ROW_INLINE void cross_entropy_grad_row(const T* x, T* y, int64_t classes,
+                                                                int64_t t, const ClassWeights<T>& w,
+                                                                T p_scale, bool smoothing, T smooth,
+                                                                T target_part) {
+  exp_minus(x, row_max(x, classes), y, classes);
+  const T inv = static_cast<T>(1.0 / row_sum(classes, [&](int64_t c) { return y[c]; }));
+  if (smoothing) {
+    for (int64_t c = 0; c < classes; ++c) y[c] = p_scale * (y[c] * inv) - smooth * w(c);
+  } else {
+    for (int64_t c = 0; c < classes; ++c) y[c] = (y[c] * inv) * p_scale;
+  }
+  y[t] -= target_part;
+}
+
+// The two row functions built for AVX2 too, picked at run time (softmax_rows.h).
+#ifdef TG_ROWS_AVX2
+template <typename T> TG_ROWS_AVX2 double cross_entropy_row_avx2(const T* row, int64_t classes,
+                                                                 int64_t t,
+                                                                 const ClassWeights<T>& w,
+                                                                 double eps, double weight_sum) {
+  return cross_entropy_row(row, classes, t, w, eps, weight_sum);
+}
+template <typename T>
+TG_ROWS_AVX2 void cross_entropy_grad_row_avx2(const T* x, T* y, int64_t classes, int64_t t,
+                                              const ClassWeights<T>& w, T p_scale, bool smoothing,
+                                              T smooth, T target_part) {
+  cross_entropy_grad_row(x, y, classes, t, w, p_scale, smoothing, smooth, target_part);
+}
+#endif
+
 }  // namespace
 
 Tensor nll_loss(const Tensor& self, const Tensor& target, const Tensor& weight,
@@ -163,15 +211,13 @@ Tensor cross_entropy(const Tensor& self, const Tensor& target, const Tensor& wei
       for (int64_t r = begin; r < end; ++r) {
         if (t[r] == ignore_index) continue;
         const T* row = x + r * classes;
-        // -logp[c] = log_sum - (x[c] - max)
-        const RowShift<T> s = row_shift(row, classes);
-        double loss = (1 - eps) * w(t[r]) * (s.log_sum - (row[t[r]] - s.max));
-        if (eps > 0) {  // -sum_c w[c] logp[c] = sum(w) (log_sum + max) - sum_c w[c] x[c]
-          const double wx = row_sum(classes, [&](int64_t c) { return w(c) * row[c]; });
-          loss += eps / static_cast<double>(classes) *
-                  (weight_sum * (static_cast<double>(s.log_sum) + s.max) - wx);
+#ifdef TG_ROWS_AVX2
+        if (rows_have_avx2()) {
+          losses[r] = cross_entropy_row_avx2(row, classes, t[r], w, eps, weight_sum);
+          continue;
         }
-        losses[r] = loss;
+#endif
+        losses[r] = cross_entropy_row(row, classes, t[r], w, eps, weight_sum);
       }
     });
     out = reduce_losses<T>(losses, in, loss_divisor(in, w, reduction, ignore_index), reduction);
@@ -211,14 +257,17 @@ Tensor cross_entropy_backward(const Tensor& grad_output, const Tensor& self, con
         const double target_part = scale * (1 - eps) * w(t[r]);
         const double smooth_part = scale * eps / static_cast<double>(classes);
         const T p_scale = static_cast<T>(target_part + smooth_part * weight_sum);
-        softmax_row(x + r * classes, y, classes);
-        if (eps > 0) {
-          const T smooth = static_cast<T>(smooth_part);
-          for (int64_t c = 0; c < classes; ++c) y[c] = p_scale * y[c] - smooth * w(c);
-        } else {
-          for (int64_t c = 0; c < classes; ++c) y[c] *= p_scale;
+        const T smooth = static_cast<T>(smooth_part);
+        const T target_t = static_cast<T>(target_part);
+#ifdef TG_ROWS_AVX2
+        if (rows_have_avx2()) {
+          cross_entropy_grad_row_avx2(x + r * classes, y, classes, t[r], w, p_scale, eps > 0,
+                                      smooth, target_t);
+          continue;
         }
-        y[t[r]] -= static_cast<T>(target_part);
+#endif
+        cross_entropy_grad_row(x + r * classes, y, classes, t[r], w, p_scale, eps > 0, smooth,
+                               target_t);
       }
     });
   });

@@ -187,13 +187,27 @@ constexpr int64_t kMinColumnBlock = 64;
 // One row with kLanes independent accumulators: the compiler turns them into vector registers.
 // Two cases have their own loops, which the compiler vectorises where the generic one does not
 // (or only with conversions):
-// - float32 sums: each lane adds kSumBlock values in float32 (from 0), then into its double
-//   accumulator. A lane's float32 partial sum of 8 values is off by at most 7 u sum|x| (u = 2^-24),
-//   so a sum's error is at most 7 u sum|x_i| plus the final rounding to float32 (the double
-//   additions add n 2^-53 sum|x_i|); docs/SEMANTICS.md states it.
+// - float32 sums: each lane adds kSumBlock values in float32, then into its double accumulator.
+//   A lane's float32 partial sum of 8 values is off by at most 7 u sum|x| (u = 2^-24), so a sum's
+//   error is at most 7 u sum|x_i| plus the final rounding to float32 (the double additions add
+//   n 2^-53 sum|x_i|); docs/SEMANTICS.md states it. The 32 double lanes are merged by the fixed
+//   tree of merge_sum_lanes, which the vector kernels below compute with whole vectors: a chain
+//   of 32 dependent additions cost as much as the rest of a 1024-value row. (The double
+//   additions are exact for most data, as float32 partials of similar magnitude have spare bits
+//   in a double, so the merge order rarely changes a result.)
 // - max/min of floating values: a plain compare-and-select per lane, and a separate "NaN seen"
 //   flag per lane; a row with a NaN returns its first NaN (NaN wins, as in PyTorch). Ties keep the
 //   first value per lane, as the generic loop does. (The AVX2 build uses extreme_row_avx2 below.)
+// The sum of the 32 double lanes of a float32 row sum, in the tree that 4-lane (AVX2) vectors
+// compute: u[e] = (L[e] + L[8+e]) + (L[16+e] + L[24+e]) for e < 8 (vectors of lanes 8k .. 8k+7
+// added), v[e] = u[e] + u[4+e], then (v[0] + v[2]) + (v[1] + v[3]).
+inline double merge_sum_lanes(const double* lane) {
+  double u[8], v[4];
+  for (int e = 0; e < 8; ++e) u[e] = (lane[e] + lane[8 + e]) + (lane[16 + e] + lane[24 + e]);
+  for (int e = 0; e < 4; ++e) v[e] = u[e] + u[4 + e];
+  return (v[0] + v[2]) + (v[1] + v[3]);
+}
+
 template <typename Op, typename Acc, typename T>
 __attribute__((always_inline)) inline Acc reduce_row_lanes(const T* p, int64_t n) {
   constexpr int kLanes = 32;
@@ -202,15 +216,15 @@ __attribute__((always_inline)) inline Acc reduce_row_lanes(const T* p, int64_t n
     double acc[kLanes] = {};
     int64_t i = 0;
     for (; i + kLanes * kSumBlock <= n; i += kLanes * kSumBlock) {
-      float part[kLanes] = {};
-      for (int b = 0; b < kSumBlock; ++b)
+      float part[kLanes];  // from the first value, not 0 + it: the same double sum
+      for (int k = 0; k < kLanes; ++k) part[k] = p[i + k];
+      for (int b = 1; b < kSumBlock; ++b)
         for (int k = 0; k < kLanes; ++k) part[k] += p[i + b * kLanes + k];
       for (int k = 0; k < kLanes; ++k) acc[k] += part[k];
     }
     for (; i + kLanes <= n; i += kLanes)
       for (int k = 0; k < kLanes; ++k) acc[k] += p[i + k];
-    double result = 0;
-    for (int k = 0; k < kLanes; ++k) result += acc[k];
+    double result = merge_sum_lanes(acc);
     for (; i < n; ++i) result += p[i];
     return result;
   } else if constexpr (requires { Op::kGreater; } && std::is_floating_point_v<T>) {
@@ -260,8 +274,6 @@ __attribute__((always_inline)) inline Acc reduce_row_lanes(const T* p, int64_t n
 #define TG_AVX2 __attribute__((target("avx2"), always_inline)) inline
 TG_AVX2 __m256 vload(const float* p) { return _mm256_loadu_ps(p); }
 TG_AVX2 __m256d vload(const double* p) { return _mm256_loadu_pd(p); }
-TG_AVX2 void vstore(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
-TG_AVX2 void vstore(double* p, __m256d v) { _mm256_storeu_pd(p, v); }
 TG_AVX2 __m256 vfill(float x) { return _mm256_set1_ps(x); }
 TG_AVX2 __m256d vfill(double x) { return _mm256_set1_pd(x); }
 TG_AVX2 __m256 vmax(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
@@ -274,14 +286,74 @@ TG_AVX2 int vmask(__m256 v) { return _mm256_movemask_ps(v); }
 TG_AVX2 int vmask(__m256d v) { return _mm256_movemask_pd(v); }
 #undef TG_AVX2
 
-// max/min of float32/float64 rows for AVX2, written with intrinsics: the same kLanes = 32 lanes,
-// compare-and-selects and final merge as reduce_row_lanes (vmaxps(v, acc) is exactly
-// `v > acc ? v : acc`, vminps likewise), so the results are bit-identical. Only the "NaN seen"
-// flag differs: one unordered compare per vector, nan = unord(nan, v), whose all-ones result is
-// itself a NaN and so stays set. The compiler's flag from reduce_row_lanes costs a compare, a
-// blend and an or per vector, which compete with the max for the same vector pipes; detecting NaN
-// with integer and/compare/or ((bits & 0x7fffffff) > 0x7f800000) was slower still, as those run
-// on the same pipes.
+// A float32 row sum for AVX2, with intrinsics: the additions of reduce_row_lanes (the same lanes,
+// blocks and tail) and the tree of merge_sum_lanes on whole vectors, so the results are
+// bit-identical. acc[j] holds the double lanes 4j .. 4j + 3.
+// acc[2k], acc[2k + 1] += the float lanes 8k .. 8k + 7 of v, in double.
+__attribute__((target("avx2"), always_inline)) inline void add_lanes(__m256d* acc, int k,
+                                                                     __m256 v) {
+  acc[2 * k] = _mm256_add_pd(acc[2 * k], _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+  acc[2 * k + 1] = _mm256_add_pd(acc[2 * k + 1], _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
+__attribute__((target("avx2"))) double sum_row_avx2(const float* p, int64_t n) {
+  __m256d acc[8];
+  for (__m256d& a : acc) a = _mm256_setzero_pd();
+  int64_t i = 0;
+  for (; i + 256 <= n; i += 256) {
+    __m256 part[4];
+    for (int k = 0; k < 4; ++k) part[k] = _mm256_loadu_ps(p + i + 8 * k);
+    for (int b = 1; b < 8; ++b)
+      for (int k = 0; k < 4; ++k)
+        part[k] = _mm256_add_ps(part[k], _mm256_loadu_ps(p + i + 32 * b + 8 * k));
+    for (int k = 0; k < 4; ++k) add_lanes(acc, k, part[k]);
+  }
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 4; ++k) add_lanes(acc, k, _mm256_loadu_ps(p + i + 8 * k));
+  const __m256d u_lo = _mm256_add_pd(_mm256_add_pd(acc[0], acc[2]), _mm256_add_pd(acc[4], acc[6]));
+  const __m256d u_hi = _mm256_add_pd(_mm256_add_pd(acc[1], acc[3]), _mm256_add_pd(acc[5], acc[7]));
+  const __m256d v = _mm256_add_pd(u_lo, u_hi);
+  const __m128d w = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  double result = _mm_cvtsd_f64(_mm_add_sd(w, _mm_unpackhi_pd(w, w)));
+  for (; i < n; ++i) result += p[i];
+  return result;
+}
+
+// The extreme of the lanes of v, the lowest lane winning ties: each step takes
+// ext(higher lanes, lower lanes), which is `higher > lower ? higher : lower` (for max), so the
+// result is the first lane (in lane order) holding the extreme, as a sequential merge finds it.
+template <bool Greater>
+__attribute__((target("avx2"), always_inline)) inline __m256 vext(__m256 hi, __m256 lo) {
+  return Greater ? _mm256_max_ps(hi, lo) : _mm256_min_ps(hi, lo);
+}
+template <bool Greater>
+__attribute__((target("avx2"), always_inline)) inline __m256d vext(__m256d hi, __m256d lo) {
+  return Greater ? _mm256_max_pd(hi, lo) : _mm256_min_pd(hi, lo);
+}
+template <bool Greater>
+__attribute__((target("avx2"), always_inline)) inline float lanes_extreme(__m256 v) {
+  v = vext<Greater>(_mm256_permute_ps(v, 0xB1), v);  // lanes 2i + 1 against 2i
+  v = vext<Greater>(_mm256_permute_ps(v, 0x4E), v);  // 4i + 2.. against 4i..
+  v = vext<Greater>(_mm256_permute2f128_ps(v, v, 1), v);
+  return _mm256_cvtss_f32(v);
+}
+template <bool Greater>
+__attribute__((target("avx2"), always_inline)) inline double lanes_extreme(__m256d v) {
+  v = vext<Greater>(_mm256_permute_pd(v, 0x5), v);
+  v = vext<Greater>(_mm256_permute2f128_pd(v, v, 1), v);
+  return _mm256_cvtsd_f64(v);
+}
+
+// max/min of float32/float64 rows for AVX2, written with intrinsics: the same kLanes = 32 lanes
+// and compare-and-selects as reduce_row_lanes (vmaxps(v, acc) is exactly `v > acc ? v : acc`,
+// vminps likewise), so the results are bit-identical. The lanes are merged as a tree inside each
+// vector and then across the vectors, each step keeping the lower lanes on ties (vext), which
+// picks the same lane as the sequential merge: a chain of 32 dependent compare-and-selects cost
+// about as much as the rest of a 1024-value row. Only the "NaN seen" flag differs: one unordered
+// compare per vector, nan = unord(nan, v), whose all-ones result is itself a NaN and so stays
+// set. The compiler's flag from reduce_row_lanes costs a compare, a blend and an or per vector,
+// which compete with the max for the same vector pipes; detecting NaN with integer
+// and/compare/or ((bits & 0x7fffffff) > 0x7f800000) was slower still, as those run on the same
+// pipes.
 template <bool Greater, typename T>
 __attribute__((target("avx2"))) T extreme_row_avx2(const T* p, int64_t n) {
   using V = decltype(vload(p));
@@ -300,15 +372,16 @@ __attribute__((target("avx2"))) T extreme_row_avx2(const T* p, int64_t n) {
       acc[k] = Greater ? vmax(v, acc[k]) : vmin(v, acc[k]);
       nan[k] = vunord(nan[k], v);
     }
-  T lanes[kLanes];
   bool any_nan = false;
-  for (int k = 0; k < kVecs; ++k) {
-    vstore(lanes + k * kWidth, acc[k]);
-    any_nan = any_nan || vmask(nan[k]) != 0;
-  }
-  T result = identity;
-  for (int k = 0; k < kLanes; ++k)
-    result = (Greater ? lanes[k] > result : lanes[k] < result) ? lanes[k] : result;
+  for (int k = 0; k < kVecs; ++k) any_nan = any_nan || vmask(nan[k]) != 0;
+  // Within each vector, then the vectors in pairs (kVecs is 4 or 8), lower lanes second.
+  T ext[kVecs];
+  for (int k = 0; k < kVecs; ++k) ext[k] = lanes_extreme<Greater>(acc[k]);
+  for (int width = 1; width < kVecs; width *= 2)
+    for (int k = 0; k + width < kVecs; k += 2 * width)
+      ext[k] =
+          (Greater ? ext[k + width] > ext[k] : ext[k + width] < ext[k]) ? ext[k + width] : ext[k];
+  T result = ext[0];
   for (; i < n; ++i) {
     result = (Greater ? p[i] > result : p[i] < result) ? p[i] : result;
     any_nan = any_nan || p[i] != p[i];
@@ -324,6 +397,8 @@ __attribute__((target("avx2"))) Acc reduce_row_avx2(const T* p, int64_t n) {
   if constexpr (requires { Op::kGreater; } &&
                 (std::is_same_v<T, float> || std::is_same_v<T, double>))
     return extreme_row_avx2<Op::kGreater>(p, n);
+  else if constexpr (std::is_same_v<Op, SumOp<double>> && std::is_same_v<T, float>)
+    return sum_row_avx2(p, n);
   else
     return reduce_row_lanes<Op, Acc>(p, n);
 }

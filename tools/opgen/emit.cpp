@@ -536,7 +536,7 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
       c << "    for (auto& s : " << it.member << ") s.reset();\n";
   c << "  }\n";
   c << "  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {\n";
-  c << "    std::vector<Tensor> grad_inputs(next_edges.size());\n";
+  c << "    std::vector<Tensor> grad_inputs = autograd::new_grad_list(next_edges.size());\n";
   for (size_t k = 0; k < op.backward.size(); ++k) {
     const auto& [key, formula] = op.backward[k];
     const FormulaUse& u = uses[k];
