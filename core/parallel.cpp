@@ -1,9 +1,21 @@
-// A small fork-join pool: the calling thread runs the first chunk, sleeping workers run the rest.
+// A small fork-join pool: the calling thread runs the first chunk, workers claim the rest.
+//
+// Handing a chunk to a sleeping worker costs a futex wake and, on a virtual machine whose idle
+// vCPU has halted, tens of microseconds before the worker runs: more than a whole row reduction
+// of [4096, 1024] takes. So, as libgomp (GOMP_SPINCOUNT) and the Intel runtime (KMP_BLOCKTIME)
+// do, a worker that finishes polls for the next region for a while before it sleeps, and the
+// caller polls for its workers before it sleeps. Polling pauses the core (cpu_relax) and, after
+// the first few microseconds, yields between polls, so another process that wants the core gets
+// it; after TG_POOL_SPIN_US microseconds (default kDefaultSpinUs) the thread sleeps on a
+// condition variable as before. A region whose worker is late (its core busy elsewhere) does not
+// wait for it: chunks are claimed, not assigned, and the caller claims whatever is left.
 #include <tapegrad/core/parallel.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -21,110 +33,184 @@ namespace {
 
 thread_local bool in_parallel_region = false;
 
+// Polling budget before sleeping, and the part of it spent without yielding.
+constexpr int64_t kDefaultSpinUs = 200;
+constexpr int64_t kNoYieldNs = 5000;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+int64_t spin_ns_from_env() {
+  const char* env = std::getenv("TG_POOL_SPIN_US");
+  if (!env || !*env) return kDefaultSpinUs * 1000;
+  char* end = nullptr;
+  const long long us = std::strtoll(env, &end, 10);
+  if (*end != '\0' || us < 0) return kDefaultSpinUs * 1000;
+  return std::min<long long>(us, 1000000) * 1000;  // at most a second
+}
+
+// Polls ready() until it holds or spin_ns have passed; returns whether it holds.
+template <typename Ready> bool spin_until(Ready ready, int64_t spin_ns) {
+  if (spin_ns <= 0) return ready();
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  for (;;) {
+    for (int i = 0; i < 16; ++i) {  // a clock read is a few times dearer than a pause
+      if (ready()) return true;
+      cpu_relax();
+    }
+    const int64_t ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+    if (ns >= spin_ns) return ready();
+    if (ns >= kNoYieldNs) std::this_thread::yield();  // another process may want this core
+  }
+}
+
+// One parallel region: fn over [begin, end) in chunks of `per` items.
+struct Region {
+  RangeFnRef fn;
+  int64_t begin, end, per;
+  void run(int c) const {
+    const int64_t b = begin + c * per, e = std::min(end, b + per);
+    if (b < e) fn(b, e);
+  }
+};
+
+// The region state in one word, so that a worker can claim a chunk of the region it saw and of
+// no later one: generation (bits 32-63), next unclaimed chunk (16-31), chunk count (0-15).
+constexpr int kMaxChunks = 0xffff;
+constexpr int64_t kChunksPerThread = 4;
+inline uint32_t generation_of(uint64_t s) { return static_cast<uint32_t>(s >> 32); }
+inline int next_of(uint64_t s) { return static_cast<int>((s >> 16) & 0xffff); }
+inline int count_of(uint64_t s) { return static_cast<int>(s & 0xffff); }
+
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads) { resize(threads); }
+  explicit ThreadPool(int threads) : spin_ns_(spin_ns_from_env()) { resize(threads); }
   ~ThreadPool() { stop_workers(); }
 
   int size() const { return num_threads_.load(std::memory_order_relaxed); }
 
   // Safe while other threads call run(): it waits for the region in flight (call_mutex_), and
-  // they read the size through an atomic. A region started after it sees the new workers.
+  // they read the size through an atomic. A region started after it sees the new workers; one
+  // whose chunk count came from the old size still completes (the caller claims what is left).
   void resize(int threads) {
     std::lock_guard<std::mutex> call_lock(call_mutex_);
     stop_workers();
-    const int n = std::max(1, threads);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = false;
-    }
-    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+    const int n = std::clamp(threads, 1, kMaxChunks);
+    stopping_.store(false, std::memory_order_relaxed);
+    // Workers start from the current generation: a region published before one of them first
+    // runs is still theirs to help with.
+    const uint32_t gen = generation_of(state_.load(std::memory_order_relaxed));
+    for (int i = 1; i < n; ++i) workers_.emplace_back([this, gen] { worker_loop(gen); });
     num_threads_.store(n, std::memory_order_relaxed);
   }
 
-  // Runs task(chunk) for chunk in [0, chunks); chunk 0 on the calling thread.
-  void run(int chunks, const std::function<void(int)>& task) {
-    std::unique_lock<std::mutex> call_lock(call_mutex_);  // one parallel region at a time
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      task_ = &task;
-      chunks_ = chunks;
-      next_chunk_ = 1;
-      pending_ = chunks - 1;
-      error_ = nullptr;
-      ++generation_;
+  // Runs region.run(chunk) for chunk in [0, chunks), chunks <= kMaxChunks; chunk 0 on the
+  // calling thread.
+  void run(int chunks, const Region& region) {
+    std::lock_guard<std::mutex> call_lock(call_mutex_);  // one parallel region at a time
+    region_ = &region;
+    error_ = nullptr;
+    pending_.store(chunks, std::memory_order_relaxed);
+    const uint32_t gen = generation_of(state_.load(std::memory_order_relaxed)) + 1;
+    // seq_cst, and sleepers_ read after it: either a worker about to sleep sees this region, or
+    // we see it counted and wake it (the worker's side is in wait_for_region).
+    state_.store(uint64_t{gen} << 32 | uint64_t{1} << 16 | static_cast<uint64_t>(chunks));
+    if (sleepers_.load() > 0) {
+      { std::lock_guard<std::mutex> lock(mutex_); }
+      wake_.notify_all();
     }
-    wake_.notify_all();
-    run_chunk(task, 0);
-    while (true) {  // help with remaining chunks, then wait for the workers
-      int c = claim();
-      if (c < 0) break;
-      run_chunk(task, c);
-      finish_one();
-    }
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return pending_ == 0; });
-    task_ = nullptr;
+    run_chunk(region, 0);
+    for (int c; (c = claim(gen)) >= 0;) run_chunk(region, c);  // chunks no worker took yet
+    wait_for_workers();
+    region_ = nullptr;
     if (error_) std::rethrow_exception(error_);
   }
 
  private:
-  int claim() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!task_ || next_chunk_ >= chunks_) return -1;
-    return next_chunk_++;
+  // Claims the next chunk of region `gen`; -1 when none is left or that region is over.
+  int claim(uint32_t gen) {
+    uint64_t s = state_.load(std::memory_order_acquire);
+    while (generation_of(s) == gen && next_of(s) < count_of(s))
+      if (state_.compare_exchange_weak(s, s + (uint64_t{1} << 16), std::memory_order_acq_rel,
+                                       std::memory_order_acquire))
+        return next_of(s);
+    return -1;
   }
-  void finish_one() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (--pending_ == 0) done_.notify_all();
-  }
-  void run_chunk(const std::function<void(int)>& task, int c) {
+  void run_chunk(const Region& region, int c) {
     in_parallel_region = true;
     try {
-      task(c);
+      region.run(c);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!error_) error_ = std::current_exception();
     }
     in_parallel_region = false;
+    // seq_cst, and caller_sleeping_ read after it: see wait_for_workers.
+    if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
+      { std::lock_guard<std::mutex> lock(mutex_); }
+      done_.notify_all();
+    }
   }
-  void worker_loop(int) {
-    uint64_t seen = 0;
+  void wait_for_workers() {
+    auto done = [this] { return pending_.load(std::memory_order_acquire) == 0; };
+    if (spin_until(done, spin_ns_)) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    caller_sleeping_.store(true);
+    done_.wait(lock, [this] { return pending_.load() == 0; });
+    caller_sleeping_.store(false, std::memory_order_relaxed);
+  }
+  // Waits until a region later than `seen` is published or the pool stops; returns the state.
+  uint64_t wait_for_region(uint32_t seen) {
+    uint64_t s = 0;
+    auto ready = [&] {
+      s = state_.load(std::memory_order_acquire);
+      return generation_of(s) != seen || stopping_.load(std::memory_order_acquire);
+    };
+    if (spin_until(ready, spin_ns_)) return s;
+    std::unique_lock<std::mutex> lock(mutex_);
+    sleepers_.fetch_add(1);
+    wake_.wait(lock, [&] {
+      s = state_.load();
+      return generation_of(s) != seen || stopping_.load();
+    });
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    return s;
+  }
+  void worker_loop(uint32_t seen) {
     while (true) {
-      const std::function<void(int)>* task = nullptr;
-      int c = -1;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] {
-          return stopping_ || (generation_ != seen && task_ && next_chunk_ < chunks_);
-        });
-        if (stopping_) return;
-        seen = generation_;
-        task = task_;
-        c = next_chunk_++;
-      }
-      run_chunk(*task, c);
-      finish_one();
+      const uint64_t s = wait_for_region(seen);
+      if (stopping_.load(std::memory_order_acquire)) return;
+      seen = generation_of(s);
+      // A successful claim keeps region `seen` (and region_) alive until this chunk is done.
+      for (int c; (c = claim(seen)) >= 0;) run_chunk(*region_, c);
     }
   }
   void stop_workers() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
+      stopping_.store(true);
     }
     wake_.notify_all();
     for (auto& w : workers_) w.join();
     workers_.clear();
   }
 
+  const int64_t spin_ns_;
   std::atomic<int> num_threads_{1};
   std::vector<std::thread> workers_;
   std::mutex call_mutex_, mutex_;
   std::condition_variable wake_, done_;
-  const std::function<void(int)>* task_ = nullptr;
-  int chunks_ = 0, next_chunk_ = 0, pending_ = 0;
-  uint64_t generation_ = 0;
-  bool stopping_ = false;
+  std::atomic<uint64_t> state_{0};
+  std::atomic<int> pending_{0}, sleepers_{0};
+  std::atomic<bool> stopping_{false}, caller_sleeping_{false};
+  const Region* region_ = nullptr;  // written before state_ publishes a region
   std::exception_ptr error_;
 };
 
@@ -159,22 +245,25 @@ void set_num_threads(int n) {
 
 int get_num_threads() { return pool().size(); }
 
-void parallel_for(int64_t begin, int64_t end, int64_t grain,
-                  const std::function<void(int64_t, int64_t)>& fn) {
+void parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFnRef fn) {
   int64_t n = end - begin;
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  int threads = in_parallel_region ? 1 : pool().size();
-  int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
+  const int64_t threads = in_parallel_region ? 1 : pool().size();
+  if (threads <= 1 || n <= grain) {
+    fn(begin, end);
+    return;
+  }
+  // A few chunks per thread, claimed as threads get to them: when a thread is held up (its core
+  // taken by another process), the others take its share but the chunk it is running.
+  const int64_t chunks =
+      std::min({threads * kChunksPerThread, (n + grain - 1) / grain, int64_t{kMaxChunks}});
   if (chunks <= 1) {
     fn(begin, end);
     return;
   }
-  int64_t per = (n + chunks - 1) / chunks;
-  pool().run(static_cast<int>(chunks), [&](int c) {
-    int64_t b = begin + c * per, e = std::min(end, b + per);
-    if (b < e) fn(b, e);
-  });
+  const Region region{fn, begin, end, (n + chunks - 1) / chunks};
+  pool().run(static_cast<int>(chunks), region);
 }
 
 }  // namespace tg

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <tuple>
 #include <vector>
 
@@ -185,14 +186,31 @@ __attribute__((always_inline)) inline void backward_rows(const T* xp, const T* d
   }
 }
 
-// The backward's second pass: sums over rows of grad_output x^ (sw) and grad_output (sb) for the
-// columns [lo, hi), walking each row's run in memory order.
+// The column sums of rows [0, rows): sw += grad_output x^ and sb += grad_output for the columns
+// [lo, hi), walking each row's run in memory order. Four rows per walk, added together first, so
+// that each walk loads and stores the double sums once per four rows (the loads and stores, not
+// the arithmetic, bound this loop when the rows are in cache).
 template <typename T>
 __attribute__((always_inline)) inline void column_sums(const T* xp, const T* dp, const T* means,
                                                        const T* rstds, int64_t rows, int64_t n,
                                                        int64_t lo, int64_t hi, double* sw,
                                                        double* sb) {
-  for (int64_t r = 0; r < rows; ++r) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const T *x0 = xp + r * n, *x1 = x0 + n, *x2 = x1 + n, *x3 = x2 + n;
+    const T *d0 = dp + r * n, *d1 = d0 + n, *d2 = d1 + n, *d3 = d2 + n;
+    const T m0 = means[r], m1 = means[r + 1], m2 = means[r + 2], m3 = means[r + 3];
+    const T s0 = rstds[r], s1 = rstds[r + 1], s2 = rstds[r + 2], s3 = rstds[r + 3];
+    for (int64_t j = lo; j < hi; ++j) {
+      sw[j - lo] += (static_cast<double>(d0[j] * ((x0[j] - m0) * s0)) +
+                     static_cast<double>(d1[j] * ((x1[j] - m1) * s1))) +
+                    (static_cast<double>(d2[j] * ((x2[j] - m2) * s2)) +
+                     static_cast<double>(d3[j] * ((x3[j] - m3) * s3)));
+      sb[j - lo] += (static_cast<double>(d0[j]) + static_cast<double>(d1[j])) +
+                    (static_cast<double>(d2[j]) + static_cast<double>(d3[j]));
+    }
+  }
+  for (; r < rows; ++r) {
     const T* xr = xp + r * n;
     const T* dr = dp + r * n;
     const T m = means[r], rstd = rstds[r];
@@ -286,12 +304,28 @@ Tensor layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor
 
 namespace tg::cpu {
 
-// Pass 1, a row at a time in cache: the row's mean and rstd exactly as the forward computes them,
-// a = sum(g) and b = sum(g x^) with g = grad_output * weight, then
-// grad_input = rstd (g - a/n - x^ b/n). Pass 2 walks [rows, n] in memory order over column
-// blocks (one block per thread) for grad_weight = sum(grad_output x^) and grad_bias =
-// sum(grad_output) over the rows: the same order whatever the thread count, so the result does
-// not depend on it.
+namespace {
+
+// Row blocks of the fused backward hold about this many elements: large enough that the blocks'
+// partial column sums (2 n doubles each) stay a small part of the data, small enough that there
+// are several blocks per thread. A fixed block size (not one block per thread) keeps the order of
+// the sums, and so the result, the same whatever the thread count.
+constexpr int64_t kBlockItems = 131072;
+// Above this row length a row block would be only a few rows, its partial sums as large as the
+// rows themselves: the column sums are then a second, column-split pass instead.
+constexpr int64_t kFusedMaxCols = 4096;
+// Rows whose column sums are taken right after their row pass, while they are in L2.
+constexpr int64_t kGroupRows = 16;
+
+}  // namespace
+
+// One pass over the data, a row at a time in cache: the row's mean and rstd exactly as the forward
+// computes them, a = sum(g) and b = sum(g x^) with g = grad_output * weight, then
+// grad_input = rstd (g - a/n - x^ b/n); every kGroupRows rows, while they are still in cache,
+// their grad_output x^ and grad_output are added into the row block's column sums, and
+// grad_weight and grad_bias add up the blocks' sums in block order. Rows longer than
+// kFusedMaxCols take a second pass instead, over column blocks of [rows, n] in memory order.
+// Either way the order of the sums does not depend on the thread count.
 std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output,
                                                        const Tensor& self,
                                                        IntArrayRef normalized_shape,
@@ -310,12 +344,45 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output
     const T* dp = dy.data<T>();
     const T* wp = w.defined() ? w.data<T>() : nullptr;
     T* gi = grad_input.data<T>();
+    T* gw = grad_weight.data<T>();
+    T* gb = grad_bias.data<T>();
+    if (n <= kFusedMaxCols) {
+      const int64_t block = std::max<int64_t>(1, kBlockItems / n);
+      const int64_t blocks = (rows + block - 1) / block;
+      // Per block: its sums of grad_output x^ (n doubles), then of grad_output (n doubles).
+      std::unique_ptr<double[]> partial(new double[static_cast<size_t>(blocks * 2 * n)]);
+      std::vector<T> means(static_cast<size_t>(rows)), rstds(static_cast<size_t>(rows));
+      parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t k = lo; k < hi; ++k) {
+          double* sw = partial.get() + k * 2 * n;
+          std::fill(sw, sw + 2 * n, 0.0);
+          // Groups of kGroupRows rows: their column sums read them while they are in cache.
+          for (int64_t r = k * block; r < std::min(rows, (k + 1) * block); r += kGroupRows) {
+            const int64_t e = std::min({rows, (k + 1) * block, r + kGroupRows});
+            backward_dispatch(xp, dp, wp, gi, means.data(), rstds.data(), n, eps, r, e);
+            column_dispatch(xp + r * n, dp + r * n, means.data() + r, rstds.data() + r, e - r, n,
+                            int64_t{0}, n, sw, sw + n);
+          }
+        }
+      });
+      parallel_for(0, n, std::max<int64_t>(1, kElementwiseGrain / blocks),
+                   [&](int64_t lo, int64_t hi) {
+                     for (int64_t j = lo; j < hi; ++j) {
+                       double sw = 0, sb = 0;
+                       for (int64_t k = 0; k < blocks; ++k) {
+                         sw += partial[static_cast<size_t>(k * 2 * n + j)];
+                         sb += partial[static_cast<size_t>(k * 2 * n + n + j)];
+                       }
+                       gw[j] = static_cast<T>(sw);
+                       gb[j] = static_cast<T>(sb);
+                     }
+                   });
+      return;
+    }
     std::vector<T> means(static_cast<size_t>(rows)), rstds(static_cast<size_t>(rows));
     parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t lo, int64_t hi) {
       backward_dispatch(xp, dp, wp, gi, means.data(), rstds.data(), n, eps, lo, hi);
     });
-    T* gw = grad_weight.data<T>();
-    T* gb = grad_bias.data<T>();
     // Column blocks of at least 256 (a thread reads 1 KiB or more of each row in order).
     const int64_t block = std::max<int64_t>(256, n / std::max(1, get_num_threads()));
     parallel_for(0, n, block, [&](int64_t lo, int64_t hi) {

@@ -21,6 +21,11 @@ struct Case {
   void (*fn)(benchmark::State&);
   // Unit of the printed times: milliseconds for the large cases, nanoseconds for the rest.
   benchmark::TimeUnit unit = benchmark::kNanosecond;
+  // The case times its iterations itself (state.SetIterationTime): only part of each counts.
+  bool manual_time = false;
+  // A fixed iteration count (0: Google Benchmark picks one): for cases that sleep between the
+  // timed parts, which --benchmark_min_time would otherwise multiply.
+  int64_t iterations = 0;
 };
 
 inline constexpr benchmark::TimeUnit kMs = benchmark::kMillisecond;

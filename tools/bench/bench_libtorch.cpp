@@ -23,6 +23,9 @@ struct Libtorch {
   static Tensor scalar(double v) { return torch::scalar_tensor(v, torch::kFloat32); }
   static void clear_grad(const Tensor& t) { t.mutable_grad().reset(); }
   static void set_grad(const Tensor& t, const Tensor& g) { t.mutable_grad() = g; }
+  template <class F> static void parallel_for(int64_t begin, int64_t end, int64_t grain, F f) {
+    at::parallel_for(begin, end, grain, f);
+  }
 
   static Tensor add(const Tensor& a, const Tensor& b) { return torch::add(a, b); }
   static Tensor mul(const Tensor& a, const Tensor& b) { return torch::mul(a, b); }

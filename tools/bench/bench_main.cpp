@@ -58,7 +58,11 @@ void register_case(const std::string& library, const Case& c, int threads) {
   // Time is this thread's CPU time (robust on a shared machine); with several threads only
   // wall-clock time counts them all.
   b->Unit(c.unit);
-  if (threads > 1) b->UseRealTime();
+  if (c.manual_time)
+    b->UseManualTime();
+  else if (threads > 1)
+    b->UseRealTime();
+  if (c.iterations > 0) b->Iterations(c.iterations);
 }
 }  // namespace
 

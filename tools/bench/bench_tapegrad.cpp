@@ -26,6 +26,9 @@ struct Tapegrad {
   static Tensor scalar(double v) { return tg::scalar_tensor(v, tg::kFloat32); }
   static void clear_grad(const Tensor& t) { t.set_grad(Tensor()); }
   static void set_grad(const Tensor& t, const Tensor& g) { t.set_grad(g); }
+  template <class F> static void parallel_for(int64_t begin, int64_t end, int64_t grain, F f) {
+    tg::parallel_for(begin, end, grain, f);
+  }
 
   static Tensor add(const Tensor& a, const Tensor& b) { return tg::add(a, b); }
   static Tensor mul(const Tensor& a, const Tensor& b) { return tg::mul(a, b); }

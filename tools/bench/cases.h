@@ -10,6 +10,7 @@
 #include "cases_indexing.h"
 #include "cases_nn.h"
 #include "cases_overhead.h"
+#include "cases_parallel.h"
 #include "cases_reduce.h"
 #include "cases_sequence.h"
 
@@ -17,8 +18,9 @@ namespace tg_bench {
 
 template <class L> std::vector<Case> all_cases() {
   std::vector<Case> all;
-  for (const auto& family : {overhead::cases<L>, elementwise::cases<L>, reduce::cases<L>,
-                             nn::cases<L>, cnn::cases<L>, indexing::cases<L>, sequence::cases<L>}) {
+  for (const auto& family :
+       {overhead::cases<L>, parallel::cases<L>, elementwise::cases<L>, reduce::cases<L>,
+        nn::cases<L>, cnn::cases<L>, indexing::cases<L>, sequence::cases<L>}) {
     const std::vector<Case> cases = family();
     all.insert(all.end(), cases.begin(), cases.end());
   }

@@ -8,6 +8,7 @@
 //   full(shape, v) floats(vector)      float32; floats: a 1-d tensor of the given values
 //   scalar(v)                          0-d float32
 //   clear_grad(t) set_grad(t, g)       t's grad to undefined / to g
+//   parallel_for(begin, end, grain, f) the library's intra-op parallel loop
 //   the ops the cases call, as free functions with the library's names (add, sum, gelu, ...),
 //   Mlp (forward, parameters), DigitsCnn (forward, parameters, examples/digits_cnn's model),
 //   sgd(params, lr), adamw(params)

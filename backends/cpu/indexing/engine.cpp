@@ -173,6 +173,35 @@ void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_
   // memory order (slot order would read it at random). The combines of a slot happen
   // in index order either way: the same result, bit for bit.
   const bool by_slot = src.outer_stride == 0 && src.mid_stride == 0;
+  if (d.outer == 1 && get_num_threads() > 1 && slots * inner > kElementwiseGrain) {
+    // One block of rows (an embedding's gradient: 8192 rows into [50000, 128]): the threads take
+    // ranges of slots, each filling and combining whole rows of its own part of the result in
+    // memory order; split by columns, every thread would write part of every row. The entries
+    // of a slot combine in index order as below: the same result, bit for bit.
+    parallel_for(0, slots, std::max<int64_t>(1, kElementwiseGrain / inner),
+                 [&](int64_t first_slot, int64_t last_slot) {
+                   for (int64_t slot = first_slot; slot < last_slot; ++slot) {
+                     T* __restrict orow = o + slot * inner;
+                     const int64_t first = begin[static_cast<size_t>(slot)], c = count(slot);
+                     if (c == 0) {
+                       if (fresh) std::fill(orow, orow + inner, start);
+                       continue;
+                     }
+                     for (int64_t e = first; e < first + c; ++e) {
+                       const T* __restrict srow = src.row(0, order[static_cast<size_t>(e)]);
+                       if (restart && e == first)
+                         for (int64_t j = 0; j < inner; ++j) orow[j] = op(start, srow[j]);
+                       else
+                         for (int64_t j = 0; j < inner; ++j) orow[j] = op(orow[j], srow[j]);
+                     }
+                     if (reduce == Reduce::Mean) {
+                       const int64_t total = c + (include_self ? 1 : 0);
+                       for (int64_t j = 0; j < inner; ++j) orow[j] = mean_divide(orow[j], total);
+                     }
+                   }
+                 });
+    return;
+  }
   for_each_column_block(d.outer, inner, n, [&](int64_t b, int64_t j0, int64_t j1) {
     T* ob = o + b * slots * inner;
     auto combine = [&](T* __restrict orow, const T* __restrict srow, bool first_of_slot) {
