@@ -355,6 +355,18 @@ TEST_CASE("one_hot: a class value of INT64_MAX with num_classes inferred (op fuz
   CHECK_THROWS_AS(tg::one_hot(classes, 3), tg::IndexError);  // explicit: out of range, as before
 }
 
+TEST_CASE("index_fill: a dim of 2^62 + 1 in an expanded tensor (op fuzzer finding)") {
+  // A flag per position along dim asked for 2^62 bytes (std::bad_alloc, untyped; the exploratory
+  // fuzz of 2026-11-25). The filled positions are a sorted list now: the value's gradient sums
+  // the three distinct filled slices, and a fill of the expanded self is the allocator's typed
+  // error for its result.
+  const int64_t n = (int64_t{1} << 62) + 1;
+  const Tensor grad = tg::full({}, 1.5, tg::kFloat64).expand({n});
+  const Tensor index = tg::tensor(std::vector<int64_t>{0, 5, 0, -1});
+  CHECK(tg::index_fill_value_backward(grad, 0, index).item<double>() == 4.5);
+  CHECK_THROWS_AS(tg::index_fill_scalar(grad, 0, index, 2.0), tg::Error);
+}
+
 TEST_CASE("tril/triu: a diagonal at the int64 limits keeps or zeroes all (op fuzzer finding)") {
   // i + diagonal overflowed (UB) for a diagonal near INT64_MAX / INT64_MIN; PyTorch accepts any
   // int64 diagonal.

@@ -22,28 +22,32 @@ using indexing::dims3;
 using indexing::Rows;
 using indexing::rows_of;
 
-// filled[j] for each position j along dim d (already wrapped), after checking the index values,
-// before any write.
-std::vector<char> filled_positions(const char* op, const Tensor& self, int64_t d,
-                                   const Tensor& index) {
+// The positions along dim d (already wrapped) that index names, each once and in order, after
+// checking the index values, before any write. A list, not a flag per position: dim d of an
+// expanded tensor can be far longer than anything that could be held (a fuzzer found 2^62).
+std::vector<int64_t> filled_positions(const char* op, const Tensor& self, int64_t d,
+                                      const Tensor& index) {
   const int64_t n = self.dim() == 0 ? 1 : self.shape()[static_cast<size_t>(d)];
   const std::vector<int64_t> values = indexing::index_values(index);
   indexing::check_fill_index(op, values, d, n);
-  std::vector<char> filled(static_cast<size_t>(n), 0);
-  for (int64_t i : values) filled[static_cast<size_t>(i < 0 ? i + n : i)] = 1;
-  return filled;
+  std::vector<int64_t> positions;
+  positions.reserve(values.size());
+  for (int64_t i : values) positions.push_back(i < 0 ? i + n : i);
+  std::sort(positions.begin(), positions.end());
+  positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+  return positions;
 }
 
-// The slices to fill as positions along dim (each once), with self seen as [outer, n, inner].
+// The slices to fill as positions along dim, with self seen as [outer, n, inner].
 struct Filled {
-  std::vector<char> at;  // at[j]: position j is filled
+  std::vector<int64_t> positions;  // sorted, each once
   Dims3 dims;
 };
 
 Filled filled_slices(const char* op, const Tensor& t, int64_t dim, const Tensor& index) {
   const int64_t d = wrap_dim(op, dim, t.dim());
   Filled f;
-  f.at = filled_positions(op, t, d, index);
+  f.positions = filled_positions(op, t, d, index);
   f.dims = dims3(t.dim() == 0 ? Shape{1} : t.shape(), d);
   return f;
 }
@@ -57,12 +61,14 @@ Tensor fill_slices(const char* op, const Tensor& self, int64_t dim, const Tensor
   if (self.numel() == 0) return out;
   const Rows<T> rows = rows_of<T>(self, self.dim() == 0 ? 0 : wrap_dim(op, dim, self.dim()));
   const int64_t n = f.dims.mid, inner = f.dims.inner;
+  std::vector<char> filled(static_cast<size_t>(n), 0);  // n <= out's numel: out exists
+  for (int64_t j : f.positions) filled[static_cast<size_t>(j)] = 1;
   T* o = out.data<T>();
   parallel_for(0, f.dims.outer * n, std::max<int64_t>(1, kElementwiseGrain / inner),
                [&](int64_t first, int64_t last) {
                  for (int64_t row = first; row < last; ++row) {
                    T* dst = o + row * inner;
-                   if (f.at[static_cast<size_t>(row % n)])
+                   if (filled[static_cast<size_t>(row % n)])
                      std::fill_n(dst, inner, value);
                    else
                      std::copy_n(rows.row(row / n, row % n), inner, dst);
@@ -99,8 +105,7 @@ Tensor index_fill_value_backward(const Tensor& grad_output, int64_t dim, const T
     using T = typename decltype(tag)::type;
     std::vector<int64_t> rows;  // the filled rows of [outer, n, inner]
     for (int64_t o = 0; o < f.dims.outer; ++o)
-      for (int64_t j = 0; j < f.dims.mid; ++j)
-        if (f.at[static_cast<size_t>(j)]) rows.push_back(o * f.dims.mid + j);
+      for (int64_t j : f.positions) rows.push_back(o * f.dims.mid + j);
     const int64_t inner = f.dims.inner, count = static_cast<int64_t>(rows.size());
     std::vector<double> partial(static_cast<size_t>(count), 0.0);  // per row, summed in order
     if (grad_output.numel() > 0) {
