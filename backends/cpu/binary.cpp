@@ -22,7 +22,9 @@ template <typename T> T alpha_as(double alpha_f, int64_t alpha_i) {
 
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   if (alpha.is_integral() && alpha.to_int() == 1)  // the common case: no multiply
-    return binary_op("add", self, other, [](auto a, auto b) { return wrapping_add(a, b); });
+    return binary_op("add", self, other, with_row_kernel<vec::Binary::add>([](auto a, auto b) {
+                       return wrapping_add(a, b);
+                     }));
   return binary_op("add", self, other,
                    [af = alpha.to_double(), ai = alpha.to_int()](auto a, auto b) {
                      return wrapping_add(a, wrapping_mul(alpha_as<decltype(a)>(af, ai), b));
@@ -32,7 +34,8 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   if (alpha.is_integral() && alpha.to_int() == 1)
     return binary_op<Types::NoBool>("sub", self, other,
-                                    [](auto a, auto b) { return wrapping_sub(a, b); });
+                                    with_row_kernel<vec::Binary::sub>(
+                                        [](auto a, auto b) { return wrapping_sub(a, b); }));
   return binary_op<Types::NoBool>(
       "sub", self, other, [af = alpha.to_double(), ai = alpha.to_int()](auto a, auto b) {
         return wrapping_sub(a, wrapping_mul(alpha_as<decltype(a)>(af, ai), b));
@@ -40,12 +43,15 @@ Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 }
 
 Tensor mul(const Tensor& self, const Tensor& other) {
-  return binary_op("mul", self, other, [](auto a, auto b) { return wrapping_mul(a, b); });
+  return binary_op("mul", self, other, with_row_kernel<vec::Binary::mul>([](auto a, auto b) {
+                     return wrapping_mul(a, b);
+                   }));
 }
 
 // True division: int / int gives float32.
 Tensor div(const Tensor& self, const Tensor& other) {
-  return binary_float_op("div", self, other, [](auto a, auto b) { return a / b; });
+  return binary_float_op("div", self, other,
+                         with_row_kernel<vec::Binary::div>([](auto a, auto b) { return a / b; }));
 }
 
 namespace {

@@ -15,6 +15,7 @@
 //   strided     anything else (transposed inputs, broadcasting along inner dims): an N-d loop
 //               over strides.
 #include <tapegrad/backends/cpu/one_value.h>
+#include <tapegrad/backends/cpu/simd/vec_binary.h>
 #include <tapegrad/core/checked.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/error.h>
@@ -118,8 +119,44 @@ inline bool cpu_has_avx2() {
 }
 #endif
 
+// An element function that also names the row kernel of simd/vec_binary.h computing the same
+// IEEE operation on float32 (add, sub, mul, div): the loops below run float32 rows through it.
+template <vec::Binary kOp, typename Fn> struct WithRowKernel : Fn {
+  static constexpr vec::Binary kRowKernel = kOp;
+};
+template <vec::Binary kOp, typename Fn> WithRowKernel<kOp, Fn> with_row_kernel(const Fn& fn) {
+  return {fn};
+}
+
+template <typename S> constexpr bool kFloatSource =
+    std::is_same_v<S, const float*> || std::is_same_v<S, Broadcast<float>>;
+inline const float* row_start(const float* p, int64_t begin) { return p + begin; }
+inline const float* row_start(const Broadcast<float>& b, int64_t) { return &b.value; }
+
+// Runs out[begin, end) through fn's row kernel when it has one and the operands are float32
+// arrays or one float32 scalar; false when the caller must run its own loop.
+template <typename Out, typename Fn, typename... Src>
+bool row_kernel(Out* out, int64_t begin, int64_t end, Src... src) {
+  if constexpr (requires { Fn::kRowKernel; } && std::is_same_v<Out, float> && sizeof...(Src) == 2 &&
+                (... && kFloatSource<Src>)) {
+    using A = std::tuple_element_t<0, std::tuple<Src...>>;
+    using B = std::tuple_element_t<1, std::tuple<Src...>>;
+    if constexpr (!(std::is_same_v<A, Broadcast<float>> && std::is_same_v<B, Broadcast<float>>)) {
+      const vec::BinaryIsa* isa = vec::binary_best();
+      if (!isa) return false;
+      constexpr vec::Operands form = std::is_same_v<A, Broadcast<float>>   ? vec::Operands::scalar_a
+                                     : std::is_same_v<B, Broadcast<float>> ? vec::Operands::scalar_b
+                                                                           : vec::Operands::arrays;
+      isa->row(Fn::kRowKernel, form)(out + begin, row_start(src, begin)..., end - begin);
+      return true;
+    }
+  }
+  return false;
+}
+
 template <typename Out, typename Fn, typename... Src>
 void flat_chunk(Out* __restrict out, int64_t begin, int64_t end, const Fn& fn, Src... src) {
+  if (row_kernel<Out, Fn>(out, begin, end, src...)) return;
 #if defined(__x86_64__) && defined(__GNUC__)
   if constexpr (std::is_same_v<Out, float> && sizeof...(Src) <= 2) {
     if (cpu_has_avx2()) {
@@ -206,10 +243,11 @@ void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
   // Every operand walks the innermost dim with step 1 (the usual broadcast, [m, n] + [n]): each
   // row is a flat loop over raw pointers, which vectorises, and needs no band / block walk.
   if (std::all_of(step.begin(), step.end(), [](int64_t s) { return s == 1; })) {
-    // The AVX2 clone only when the rows are written in place (a += b): there it takes far fewer
+    // add/sub/mul/div rows go to their row kernels (simd/vec_binary.h). Other functions take
+    // the AVX2 clone only when the rows are written in place (a += b): there it takes far fewer
     // cycles than the SSE2 loop, but writing a separate result ([m, n] + [n] out of place) it
     // was measured slower than SSE2 on this machine's AMD EPYC (a flat [n] + [n] was not), so
-    // those rows keep the SSE2 loop. Both compute the same IEEE operations element by element.
+    // those rows keep the SSE2 loop. All compute the same IEEE operations element by element.
     const bool in_place = (... || (static_cast<const void*>(o) == ops.pointer()));
     // The row's index in the outer dims and each operand's offset advance like an odometer, on
     // raw pointers (Shape's operator[] tests inline-or-heap storage on every access): a row of a
@@ -229,7 +267,7 @@ void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
       }
       for (int64_t row = row_begin; row < row_end; ++row) {
         [&]<size_t... K>(std::index_sequence<K...>) {
-          if (in_place)
+          if (in_place || requires { Fn::kRowKernel; })
             flat_chunk(o + row * inner, 0, inner, fn, (std::get<K>(base) + offset[K])...);
           else
             flat_chunk_base(o + row * inner, 0, inner, fn, (std::get<K>(base) + offset[K])...);

@@ -1,0 +1,63 @@
+#pragma once
+// The row loops of vec_binary.h, written once over a vector type's traits V (Vec, kWidth, load,
+// store, set1 and the four operations) and instantiated by each vec_binary_<isa>.cpp.
+#include <tapegrad/backends/cpu/simd/vec_binary.h>
+
+namespace tg::cpu::vec::binary_impl {
+
+template <Binary kOp> float apply(float a, float b) {
+  if constexpr (kOp == Binary::add) return a + b;
+  if constexpr (kOp == Binary::sub) return a - b;
+  if constexpr (kOp == Binary::mul) return a * b;
+  if constexpr (kOp == Binary::div) return a / b;
+}
+
+template <typename V, Binary kOp> typename V::Vec apply(typename V::Vec a, typename V::Vec b) {
+  if constexpr (kOp == Binary::add) return V::add(a, b);
+  if constexpr (kOp == Binary::sub) return V::sub(a, b);
+  if constexpr (kOp == Binary::mul) return V::mul(a, b);
+  if constexpr (kOp == Binary::div) return V::div(a, b);
+}
+
+template <typename V, Binary kOp, Operands kForm>
+void row(float* out, const float* a, const float* b, int64_t n) {
+  using Vec = typename V::Vec;
+  constexpr int64_t W = V::kWidth;
+  constexpr bool kScalarA = kForm == Operands::scalar_a, kScalarB = kForm == Operands::scalar_b;
+  const Vec sa = kScalarA ? V::set1(*a) : Vec{}, sb = kScalarB ? V::set1(*b) : Vec{};
+  const auto x = [&](int64_t i) { return kScalarA ? sa : V::load(a + i); };
+  const auto y = [&](int64_t i) { return kScalarB ? sb : V::load(b + i); };
+  int64_t i = 0;
+  // Four vectors per iteration, all loaded before any is stored (so out may be a or b): the
+  // one-vector loop the compiler writes keeps fewer loads in flight.
+  for (; i + 4 * W <= n; i += 4 * W) {
+    const Vec r0 = apply<V, kOp>(x(i), y(i));
+    const Vec r1 = apply<V, kOp>(x(i + W), y(i + W));
+    const Vec r2 = apply<V, kOp>(x(i + 2 * W), y(i + 2 * W));
+    const Vec r3 = apply<V, kOp>(x(i + 3 * W), y(i + 3 * W));
+    V::store(out + i, r0);
+    V::store(out + i + W, r1);
+    V::store(out + i + 2 * W, r2);
+    V::store(out + i + 3 * W, r3);
+  }
+  for (; i + W <= n; i += W) V::store(out + i, apply<V, kOp>(x(i), y(i)));
+  for (; i < n; ++i) out[i] = apply<kOp>(kScalarA ? *a : a[i], kScalarB ? *b : b[i]);
+}
+
+template <typename V, Binary kOp> constexpr void fill(BinaryIsa& isa) {
+  auto& forms = isa.f32[static_cast<int>(kOp)];
+  forms[static_cast<int>(Operands::arrays)] = row<V, kOp, Operands::arrays>;
+  forms[static_cast<int>(Operands::scalar_b)] = row<V, kOp, Operands::scalar_b>;
+  forms[static_cast<int>(Operands::scalar_a)] = row<V, kOp, Operands::scalar_a>;
+}
+
+template <typename V> BinaryIsa kernels(const char* name) {
+  BinaryIsa isa{name, {}};
+  fill<V, Binary::add>(isa);
+  fill<V, Binary::sub>(isa);
+  fill<V, Binary::mul>(isa);
+  fill<V, Binary::div>(isa);
+  return isa;
+}
+
+}  // namespace tg::cpu::vec::binary_impl
