@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <tapegrad/backends/cpu/conv_winograd.h>
 #include <tapegrad/core/conv_geometry.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/parallel.h>
@@ -371,6 +372,13 @@ Tensor conv_forward(const Tensor& self, const Tensor& weight, const Tensor& bias
                     const ConvGeometry& g) {
   Tensor y = empty(g.output_shape(), self.dtype(), self.device());
   if (y.numel() == 0) return y;
+  if (self.dtype() == kFloat32 && winograd::fits(g)) {
+    const Tensor x = self.contiguous(), w = weight.contiguous();
+    const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
+    winograd::forward(x.data<float>(), w.data<float>(), b.defined() ? b.data<float>() : nullptr, g,
+                      y.data<float>());
+    return y;
+  }
 #ifdef TG_WITH_BLAS
   if (blas_fits(g)) {
     const Tensor x = self.contiguous(), w = weight.contiguous();
@@ -418,6 +426,11 @@ Tensor conv_backward_input(const Tensor& grad_output, const Tensor& weight, IntA
   if (gx.numel() == 0) return gx;
   if (grad_output.numel() == 0) {  // no output channels: the input had no influence
     fill_data(gx, 0);
+    return gx;
+  }
+  if (gx.dtype() == kFloat32 && winograd::fits(g)) {
+    const Tensor gy = grad_output.contiguous(), w = weight.contiguous();
+    winograd::backward_input(gy.data<float>(), w.data<float>(), g, gx.data<float>());
     return gx;
   }
 #ifdef TG_WITH_BLAS

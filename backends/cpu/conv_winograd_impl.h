@@ -1,0 +1,161 @@
+#pragma once
+// The F(2x2, 3x3) kernels of conv_winograd.h for one instruction set. Included only by
+// conv_winograd_<isa>.cpp, each compiled with its ISA's flags; everything here has internal
+// linkage and uses no std templates, so the linker cannot hand an AVX-512 copy of an inline
+// function to a caller on a narrower CPU.
+//
+// One image at a time: its padded planes are staged with even and odd columns apart (tile b
+// reads columns 2b .. 2b + 3, i.e. even[b], odd[b], even[b + 1], odd[b + 1]), so the transforms
+// run over 16 tiles of a tile row per vector. A group of 16 tiles goes through the input
+// transform V = B^T d B for every channel, 16 small products M[p] = U[p] V[p] (p: the 4x4
+// positions), and the output transform A^T M A, one block of output channels at a time, all in L1.
+#include <tapegrad/backends/cpu/conv_winograd.h>
+
+namespace tg::cpu::winograd {
+namespace {
+
+// 16 lanes: one AVX-512 register or two AVX2 ones (GCC vector extensions, which clang shares).
+typedef float Vec __attribute__((vector_size(64)));
+constexpr int kLanes = 16;
+
+inline Vec load(const float* p) {
+  Vec v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store(float* p, Vec v) { __builtin_memcpy(p, &v, sizeof v); }
+inline int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
+
+// The scratch of one image: staged planes, V [16][C] vectors, M [16][kBlock] vectors.
+struct Buffers {
+  float* stage;
+  Vec* v;
+  Vec* m;
+};
+Buffers split(const Problem& p, float* scratch) {
+  float* stage = scratch;
+  float* v = stage + round16(p.c * p.stage_h * 2 * p.stage_w);
+  float* m = v + 16 * p.c * kLanes;
+  return {stage, reinterpret_cast<Vec*>(v), reinterpret_cast<Vec*>(m)};
+}
+
+// Row y of channel c's padded plane: even columns at stage[0, stage_w), odd ones after them.
+void stage_image(const Problem& p, const float* x, float* stage) {
+  for (int64_t c = 0; c < p.c; ++c)
+    for (int64_t y = 0; y < p.stage_h; ++y) {
+      float* even = stage + (c * p.stage_h + y) * 2 * p.stage_w;
+      float* odd = even + p.stage_w;
+      const int64_t iy = y - p.ph;
+      if (iy < 0 || iy >= p.h) {
+        for (int64_t k = 0; k < 2 * p.stage_w; ++k) even[k] = 0.0f;
+        continue;
+      }
+      const float* src = x + (c * p.h + iy) * p.w;
+      // Pairs [lo, hi) lie inside the row: a plain loop the compiler vectorises; the edges test.
+      const int64_t lo = (p.pw + 1) / 2, hi = (p.w - 2 + p.pw) / 2 + 1;
+      const auto edge = [&](int64_t k) {
+        const int64_t col = 2 * k - p.pw;
+        even[k] = col >= 0 && col < p.w ? src[col] : 0.0f;
+        odd[k] = col + 1 >= 0 && col + 1 < p.w ? src[col + 1] : 0.0f;
+      };
+      for (int64_t k = 0; k < lo; ++k) edge(k);
+      const float* pair = src + 2 * lo - p.pw;
+      for (int64_t k = lo; k < hi; ++k) {
+        even[k] = pair[2 * (k - lo)];
+        odd[k] = pair[2 * (k - lo) + 1];
+      }
+      for (int64_t k = hi > lo ? hi : lo; k < p.stage_w; ++k) edge(k);
+    }
+}
+
+// V[q][c] = (B^T d B)[q] for the 16 tiles of tile row tr starting at tile t0, every channel.
+void input_tiles(const Problem& p, const float* stage, int64_t tr, int64_t t0, Vec* v) {
+  for (int64_t c = 0; c < p.c; ++c) {
+    const float* rows = stage + (c * p.stage_h + 2 * tr) * 2 * p.stage_w + t0;
+    Vec h[4][4];  // d B: row r of the tiles, columns transformed
+    for (int r = 0; r < 4; ++r) {
+      const float* even = rows + r * 2 * p.stage_w;
+      const float* odd = even + p.stage_w;
+      const Vec e0 = load(even), e1 = load(even + 1), o0 = load(odd), o1 = load(odd + 1);
+      h[r][0] = e0 - e1;
+      h[r][1] = o0 + e1;
+      h[r][2] = e1 - o0;
+      h[r][3] = o0 - o1;
+    }
+    for (int q = 0; q < 4; ++q) {
+      v[(0 + q) * p.c + c] = h[0][q] - h[2][q];
+      v[(4 + q) * p.c + c] = h[1][q] + h[2][q];
+      v[(8 + q) * p.c + c] = h[2][q] - h[1][q];
+      v[(12 + q) * p.c + c] = h[1][q] - h[3][q];
+    }
+  }
+}
+
+// M[q][j] = sum_c U[q][c][k0 + j] V[q][c] for the kBlock output channels from k0.
+template <int kBlock> void products(const Problem& p, const Vec* v, int64_t k0, Vec* m) {
+  for (int q = 0; q < 16; ++q) {
+    Vec acc[kBlock] = {};
+    const float* u = p.u + q * p.c * p.k + k0;
+    const Vec* vq = v + q * p.c;
+    for (int64_t c = 0; c < p.c; ++c) {
+      const Vec vc = vq[c];
+      for (int j = 0; j < kBlock; ++j) acc[j] += vc * u[c * p.k + j];
+    }
+    for (int j = 0; j < kBlock; ++j) m[q * kBlock + j] = acc[j];
+  }
+}
+
+// Output row `row` of 16 tiles from t0: columns 2t (a) and 2t + 1 (b), the last tile's right
+// column dropped when OW is odd.
+void write_row(const Problem& p, float* row, Vec a, Vec b, int64_t t0) {
+  float ea[kLanes], eb[kLanes];
+  store(ea, a);
+  store(eb, b);
+  const int64_t count = p.tiles - t0 < kLanes ? p.tiles - t0 : kLanes;
+  const int64_t pairs = 2 * (t0 + count) > p.ow ? count - 1 : count;
+  float* out = row + 2 * t0;
+  for (int64_t l = 0; l < pairs; ++l) {
+    out[2 * l] = ea[l];
+    out[2 * l + 1] = eb[l];
+  }
+  if (pairs < count) out[2 * pairs] = ea[pairs];
+}
+
+// y = A^T M A + bias for output channels k0 .. k0 + kBlock, tile row tr, tiles from t0.
+template <int kBlock>
+void output_tiles(const Problem& p, const Vec* m, int64_t k0, int64_t tr, int64_t t0, float* y) {
+  for (int j = 0; j < kBlock; ++j) {
+    const auto at = [&](int q) { return m[q * kBlock + j]; };
+    Vec s0[4], s1[4];  // A^T M: the two output rows, columns not yet transformed
+    for (int q = 0; q < 4; ++q) {
+      s0[q] = at(q) + at(4 + q) + at(8 + q);
+      s1[q] = at(4 + q) - at(8 + q) - at(12 + q);
+    }
+    const float bias = p.bias ? p.bias[k0 + j] : 0.0f;
+    float* row = y + ((k0 + j) * p.oh + 2 * tr) * p.ow;
+    write_row(p, row, s0[0] + s0[1] + s0[2] + bias, s0[1] - s0[2] - s0[3] + bias, t0);
+    if (2 * tr + 1 < p.oh)
+      write_row(p, row + p.ow, s1[0] + s1[1] + s1[2] + bias, s1[1] - s1[2] - s1[3] + bias, t0);
+  }
+}
+
+template <int kBlock> void run_image(const Problem& p, const float* x, float* y, float* scratch) {
+  const Buffers buf = split(p, scratch);
+  stage_image(p, x, buf.stage);
+  for (int64_t tr = 0; tr < p.tile_rows; ++tr)
+    for (int64_t t0 = 0; t0 < p.tiles; t0 += kLanes) {
+      input_tiles(p, buf.stage, tr, t0, buf.v);
+      int64_t k0 = 0;
+      for (; k0 + kBlock <= p.k; k0 += kBlock) {
+        products<kBlock>(p, buf.v, k0, buf.m);
+        output_tiles<kBlock>(p, buf.m, k0, tr, t0, y);
+      }
+      for (; k0 < p.k; ++k0) {
+        products<1>(p, buf.v, k0, buf.m);
+        output_tiles<1>(p, buf.m, k0, tr, t0, y);
+      }
+    }
+}
+
+}  // namespace
+}  // namespace tg::cpu::winograd
