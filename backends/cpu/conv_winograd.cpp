@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -16,17 +17,17 @@ namespace {
 
 // The widest kernel this CPU runs; none below AVX2 + FMA, or with TG_SIMD=sse2 / scalar (the
 // switch vec_math.h reads), so the old path stays one environment variable away.
-Kernel best_kernel() {
-  static const Kernel chosen = []() -> Kernel {
+const Kernels* best_kernels() {
+  static const Kernels chosen = []() -> Kernels {
     const char* cap = std::getenv("TG_SIMD");
     const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     if (!avx2 || (cap && (std::strcmp(cap, "scalar") == 0 || std::strcmp(cap, "sse2") == 0)))
-      return nullptr;
+      return {};
     if (__builtin_cpu_supports("avx512f") && !(cap && std::strcmp(cap, "avx2") == 0))
-      return avx512_kernel();
-    return avx2_kernel();
+      return avx512_kernels();
+    return avx2_kernels();
   }();
-  return chosen;
+  return chosen.conv ? &chosen : nullptr;
 }
 
 // The tiles of an output `width` wide fill at least 3/4 of their groups of 16 lanes (a 28-wide
@@ -85,27 +86,44 @@ std::vector<float> transform_weights(const float* w, int64_t cin, int64_t kout, 
 
 // Runs p over n images, one image per task step; the images are independent, so the result does
 // not depend on the thread count.
+// 64-byte aligned floats, every one written before it is read.
+class Aligned {
+ public:
+  explicit Aligned(int64_t n)
+      : own_(std::make_unique_for_overwrite<float[]>(static_cast<size_t>(n + 16))) {
+    const auto address = reinterpret_cast<uintptr_t>(own_.get());
+    ptr_ = own_.get() + ((64 - address % 64) % 64) / sizeof(float);
+  }
+  float* get() const { return ptr_; }
+
+ private:
+  std::unique_ptr<float[]> own_;
+  float* ptr_;
+};
+
 void run(const Problem& p, int64_t n, const float* x, float* y) {
-  const Kernel kernel = best_kernel();
+  const auto kernel = best_kernels()->conv;
   const int64_t in_size = p.c * p.h * p.w, out_size = p.k * p.oh * p.ow;
   parallel_for(0, n, 1, [&](int64_t lo, int64_t hi) {
-    const size_t floats = static_cast<size_t>(kernel_scratch(p) + 16);
-    const std::unique_ptr<float[]> own = std::make_unique_for_overwrite<float[]>(floats);
-    const auto address = reinterpret_cast<uintptr_t>(own.get());
-    float* scratch = own.get() + ((64 - address % 64) % 64) / sizeof(float);
-    for (int64_t i = lo; i < hi; ++i) kernel(p, x + i * in_size, y + i * out_size, scratch);
+    const Aligned scratch(kernel_scratch(p));
+    for (int64_t i = lo; i < hi; ++i) kernel(p, x + i * in_size, y + i * out_size, scratch.get());
   });
 }
 
 }  // namespace
 
 int64_t kernel_scratch(const Problem& p) {
-  const int64_t stage = (p.c * p.stage_h * 2 * p.stage_w + 15) / 16 * 16;
-  return stage + 16 * p.c * 16 + 16 * 8 * 16;  // staged planes, V, M (blocks of up to 8)
+  const auto round16 = [](int64_t n) { return (n + 15) / 16 * 16; };
+  const int64_t conv = round16(p.c * p.stage_h * 2 * p.stage_w) + 16 * p.c * 16 + 16 * 8 * 16;
+  // The weight gradient's: staged gy planes, channel-last x, DY, V.
+  const int64_t cols = 2 * p.vectors * 16 + 2;
+  const int64_t weight = round16(p.k * p.stage_h * 2 * p.stage_w) +
+                         round16(p.stage_h * cols * p.c) + 16 * p.k * 16 + 16 * 16 * p.c;
+  return std::max(conv, weight);
 }
 
 bool fits(const ConvGeometry& g) {
-  return best_kernel() != nullptr && g.spatial == 2 && g.groups == 1 && g.kh == 3 && g.kw == 3 &&
+  return best_kernels() != nullptr && g.spatial == 2 && g.groups == 1 && g.kh == 3 && g.kw == 3 &&
          g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.ph <= 2 && g.pw <= 2 && g.n > 0 &&
          g.c > 0 && g.oc > 0 && g.oh > 0 && g.ow > 0 && fills_lanes(g.ow) && fills_lanes(g.w);
 }
@@ -125,6 +143,55 @@ void backward_input(const float* gy, const float* w, const ConvGeometry& g, floa
   Problem p = problem(g.oc, g.c, g.oh, g.ow, 2 - g.ph, 2 - g.pw);
   p.u = u.data();
   run(p, g.n, gy, gx);
+}
+
+bool fits_weight(const ConvGeometry& g) { return fits(g) && g.c % 16 == 0; }
+
+// Sums over images in a fixed number of parts (each in image order, added in part order), so
+// the result does not depend on the thread count; then gw[o][c] = G^T S[o][c] G.
+void backward_weight(const float* gy, const float* x, const ConvGeometry& g, float* gw) {
+  const auto kernel = best_kernels()->weight;
+  const Problem p = problem(g.c, g.oc, g.h, g.w, g.ph, g.pw);
+  const int64_t parts = std::min<int64_t>(g.n, 4), acc_size = 16 * g.c * g.oc;
+  const int64_t in_size = p.c * p.h * p.w, out_size = p.k * p.oh * p.ow;
+  const Aligned acc(parts * acc_size);
+  parallel_for(0, parts, 1, [&](int64_t lo, int64_t hi) {
+    const Aligned scratch(kernel_scratch(p)), image(acc_size);
+    for (int64_t part = lo; part < hi; ++part) {
+      float* a = acc.get() + part * acc_size;
+      std::fill(a, a + acc_size, 0.0f);
+      // Each image's sums apart, then added: short float32 sums (the transformed values are up
+      // to 16 times the inputs, so long running sums would lose more than the GEMM's).
+      for (int64_t i = part * g.n / parts; i < (part + 1) * g.n / parts; ++i) {
+        std::fill(image.get(), image.get() + acc_size, 0.0f);
+        kernel(p, x + i * in_size, gy + i * out_size, image.get(), scratch.get());
+        for (int64_t k = 0; k < acc_size; ++k) a[k] += image.get()[k];
+      }
+    }
+  });
+  float* total = acc.get();
+  for (int64_t part = 1; part < parts; ++part)
+    for (int64_t i = 0; i < acc_size; ++i) total[i] += total[part * acc_size + i];
+  // acc is [q][C / 16][OC][16 channels]; G^T = [[1, 1/2, 1/2, 0], [0, 1/2, -1/2, 0], [0, 1/2, 1/2,
+  // 1]].
+  for (int64_t o = 0; o < g.oc; ++o)
+    for (int64_t c = 0; c < g.c; ++c) {
+      float s[4][4];
+      for (int q = 0; q < 16; ++q)
+        s[q / 4][q % 4] = total[((q * (g.c / 16) + c / 16) * g.oc + o) * 16 + c % 16];
+      float t[3][4];  // G^T S
+      for (int j = 0; j < 4; ++j) {
+        t[0][j] = s[0][j] + 0.5f * (s[1][j] + s[2][j]);
+        t[1][j] = 0.5f * (s[1][j] - s[2][j]);
+        t[2][j] = 0.5f * (s[1][j] + s[2][j]) + s[3][j];
+      }
+      float* out = gw + (o * g.c + c) * 9;
+      for (int i = 0; i < 3; ++i) {
+        out[i * 3 + 0] = t[i][0] + 0.5f * (t[i][1] + t[i][2]);
+        out[i * 3 + 1] = 0.5f * (t[i][1] - t[i][2]);
+        out[i * 3 + 2] = 0.5f * (t[i][1] + t[i][2]) + t[i][3];
+      }
+    }
 }
 
 }  // namespace tg::cpu::winograd

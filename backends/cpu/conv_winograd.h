@@ -15,6 +15,9 @@ namespace tg::cpu::winograd {
 bool fits(const ConvGeometry& g);
 void forward(const float* x, const float* w, const float* bias, const ConvGeometry& g, float* y);
 void backward_input(const float* gy, const float* w, const ConvGeometry& g, float* gx);
+// The weight gradient takes the calls fits() takes whose input channels are a multiple of 16.
+bool fits_weight(const ConvGeometry& g);
+void backward_weight(const float* gy, const float* x, const ConvGeometry& g, float* gw);
 
 // One image's stride-1 3x3 conv as the per-ISA kernels see it (conv_winograd_impl.h): x [C, H, W]
 // zero-padded by (ph, pw) to [K, OH, OW]; every size is computed by conv_winograd.cpp, so the
@@ -30,10 +33,14 @@ struct Problem {
   int64_t stage_h;    // 2 * tile_rows + 2 staged rows per channel
 };
 
-// Runs one image; scratch holds kernel_scratch(p) floats, 64-byte aligned.
-using Kernel = void (*)(const Problem& p, const float* x, float* y, float* scratch);
+// Per image: conv runs x -> y; weight adds the image's products to acc (16 * C * K floats). Their
+// scratch holds kernel_scratch(p) floats; scratch and acc are 64-byte aligned.
+struct Kernels {
+  void (*conv)(const Problem& p, const float* x, float* y, float* scratch);
+  void (*weight)(const Problem& p, const float* x, const float* gy, float* acc, float* scratch);
+};
 int64_t kernel_scratch(const Problem& p);
-Kernel avx2_kernel();
-Kernel avx512_kernel();
+Kernels avx2_kernels();
+Kernels avx512_kernels();
 
 }  // namespace tg::cpu::winograd

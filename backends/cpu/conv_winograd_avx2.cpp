@@ -4,6 +4,6 @@
 
 namespace tg::cpu::winograd {
 
-Kernel avx2_kernel() { return &run_image<4>; }
+Kernels avx2_kernels() { return {&run_image<4>, &weight_image<4>}; }
 
 }  // namespace tg::cpu::winograd

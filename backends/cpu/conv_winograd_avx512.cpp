@@ -4,6 +4,6 @@
 
 namespace tg::cpu::winograd {
 
-Kernel avx512_kernel() { return &run_image<8>; }
+Kernels avx512_kernels() { return {&run_image<8>, &weight_image<8>}; }
 
 }  // namespace tg::cpu::winograd

@@ -157,5 +157,113 @@ template <int kBlock> void run_image(const Problem& p, const float* x, float* y,
     }
 }
 
+// ---- the weight gradient: gw[o][c] = G^T (sum over tiles of DY[q][o] V[q][c]) G -------------
+// DY = A dy A^T of each 2x2 output-gradient tile, over 16 tiles per vector as above; V = B^T d B
+// with the channels in the lanes instead (the sum runs over tiles, so one side must hold them
+// as scalars): x is staged channels-last, C a multiple of 16.
+
+// Channel-last padded image: xs[(y * cols + x) * C + c], zero outside the input.
+void stage_channels_last(const Problem& p, const float* x, float* xs, int64_t cols) {
+  for (int64_t y = 0; y < p.stage_h; ++y)
+    for (int64_t col = 0; col < cols; ++col) {
+      float* dst = xs + (y * cols + col) * p.c;
+      const int64_t iy = y - p.ph, ix = col - p.pw;
+      const bool inside = iy >= 0 && iy < p.h && ix >= 0 && ix < p.w;
+      for (int64_t c = 0; c < p.c; ++c) dst[c] = inside ? x[(c * p.h + iy) * p.w + ix] : 0.0f;
+    }
+}
+
+// dy[(q * K + o) * 16 + t]: A dy A^T for the 16 tiles from t0 of tile row tr, every channel o.
+void grad_tiles(const Problem& g, const float* stage, int64_t tr, int64_t t0, float* dy) {
+  for (int64_t o = 0; o < g.c; ++o) {
+    const float* rows = stage + (o * g.stage_h + 2 * tr) * 2 * g.stage_w + t0;
+    Vec h[2][4];  // A applied to the columns of each of the tiles' two rows
+    for (int r = 0; r < 2; ++r) {
+      const Vec e = load(rows + r * 2 * g.stage_w), od = load(rows + r * 2 * g.stage_w + g.stage_w);
+      h[r][0] = e;
+      h[r][1] = e + od;
+      h[r][2] = e - od;
+      h[r][3] = -od;
+    }
+    for (int j = 0; j < 4; ++j) {
+      store(dy + ((0 + j) * g.c + o) * kLanes, h[0][j]);
+      store(dy + ((4 + j) * g.c + o) * kLanes, h[0][j] + h[1][j]);
+      store(dy + ((8 + j) * g.c + o) * kLanes, h[0][j] - h[1][j]);
+      store(dy + ((12 + j) * g.c + o) * kLanes, -h[1][j]);
+    }
+  }
+}
+
+// vt[(q * 16 + t) * cvecs + cv]: B^T d B of tile t0 + t, channels 16 cv .. 16 cv + 15.
+void channel_tiles(const Problem& p, const float* xs, int64_t cols, int64_t tr, int64_t t0,
+                   Vec* vt) {
+  const int64_t cvecs = p.c / kLanes;
+  for (int64_t t = 0; t < kLanes; ++t)
+    for (int64_t cv = 0; cv < cvecs; ++cv) {
+      Vec d[4][4];
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j)
+          d[i][j] = load(xs + ((2 * tr + i) * cols + 2 * (t0 + t) + j) * p.c + cv * kLanes);
+      Vec h[4][4];  // B^T d
+      for (int j = 0; j < 4; ++j) {
+        h[0][j] = d[0][j] - d[2][j];
+        h[1][j] = d[1][j] + d[2][j];
+        h[2][j] = d[2][j] - d[1][j];
+        h[3][j] = d[1][j] - d[3][j];
+      }
+      for (int i = 0; i < 4; ++i) {
+        Vec* out = vt + ((i * 4) * kLanes + t) * cvecs + cv;
+        out[0] = h[i][0] - h[i][2];
+        out[kLanes * cvecs] = h[i][1] + h[i][2];
+        out[2 * kLanes * cvecs] = h[i][2] - h[i][1];
+        out[3 * kLanes * cvecs] = h[i][1] - h[i][3];
+      }
+    }
+}
+
+// acc[(q * cvecs + cv) * K + o] += sum over the 16 tiles of dy[q][o][t] vt[q][t][cv].
+template <int kBlock>
+void weight_products(const Problem& p, const float* dy, const Vec* vt, int64_t o0, Vec* acc) {
+  const int64_t cvecs = p.c / kLanes;
+  for (int q = 0; q < 16; ++q)
+    for (int64_t cv = 0; cv < cvecs; ++cv) {
+      Vec* a = acc + (q * cvecs + cv) * p.k + o0;
+      Vec sum[kBlock];
+      for (int j = 0; j < kBlock; ++j) sum[j] = a[j];
+      const float* dq = dy + (q * p.k + o0) * kLanes;
+      for (int t = 0; t < kLanes; ++t) {
+        const Vec v = vt[(q * kLanes + t) * cvecs + cv];
+        for (int j = 0; j < kBlock; ++j) sum[j] += v * dq[j * kLanes + t];
+      }
+      for (int j = 0; j < kBlock; ++j) a[j] = sum[j];
+    }
+}
+
+// Adds one image's sums to acc (16 * C * K floats, [q][c / 16][K][16 channels]).
+template <int kBlock>
+void weight_image(const Problem& p, const float* x, const float* gy, float* acc, float* scratch) {
+  Problem g = p;  // gy as planes to stage: K channels of [OH, OW], no padding
+  g.c = p.k;
+  g.h = p.oh;
+  g.w = p.ow;
+  g.ph = g.pw = 0;
+  const int64_t cols = 2 * p.vectors * kLanes + 2;
+  float* stage = scratch;
+  float* xs = stage + round16(g.c * g.stage_h * 2 * g.stage_w);
+  float* dy = xs + round16(p.stage_h * cols * p.c);
+  Vec* vt = reinterpret_cast<Vec*>(dy + 16 * p.k * kLanes);
+  Vec* a = reinterpret_cast<Vec*>(acc);
+  stage_image(g, gy, stage);
+  stage_channels_last(p, x, xs, cols);
+  for (int64_t tr = 0; tr < p.tile_rows; ++tr)
+    for (int64_t t0 = 0; t0 < p.tiles; t0 += kLanes) {
+      grad_tiles(g, stage, tr, t0, dy);
+      channel_tiles(p, xs, cols, tr, t0, vt);
+      int64_t o0 = 0;
+      for (; o0 + kBlock <= p.k; o0 += kBlock) weight_products<kBlock>(p, dy, vt, o0, a);
+      for (; o0 < p.k; ++o0) weight_products<1>(p, dy, vt, o0, a);
+    }
+}
+
 }  // namespace
 }  // namespace tg::cpu::winograd
