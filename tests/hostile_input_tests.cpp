@@ -429,3 +429,19 @@ TEST_CASE("matmul: a contraction over 2^61 expanded elements (op fuzzer finding)
   CHECK(tg::matmul(rows, tg::ones({4, 1}, tg::kInt64)).to_vector<int64_t>() ==
         std::vector<int64_t>{12, 12});
 }
+
+TEST_CASE("row ops on an empty expanded tensor with a dim of 2^62 + 1 (op fuzzer finding)") {
+  // softmax of [2^62 + 1, 4, 0, 3] multiplied 2^62 + 1 by 4 before it met the 0 (UBSan; the
+  // exploratory fuzz of 2026-11-25, fourth session). The row layout now stops at the 0; the
+  // result's shape is then the allocator's typed error, as PyTorch 1.13 fails on the shape
+  // ("numel: integer multiplication overflow", already at expand).
+  const int64_t n = (int64_t{1} << 62) + 1;
+  const Tensor x = tg::full({}, 1.0, tg::kFloat64).expand({n, 4, 0, 3});
+  for (const int64_t dim : {int64_t{-1}, int64_t{2}, int64_t{0}}) {
+    CAPTURE(dim);
+    CHECK_THROWS_AS(tg::softmax(x, dim), tg::Error);
+    CHECK_THROWS_AS(tg::log_softmax(x, dim), tg::Error);
+    CHECK_THROWS_AS(tg::cumsum(x, dim), tg::Error);
+    CHECK_THROWS_AS(tg::sort(x, dim), tg::Error);
+  }
+}
