@@ -74,8 +74,8 @@ template <typename T> void transpose_block(T* dst, const T* src, int64_t i0, int
 // source rows and eight 32-byte stores, instead of 64 single-item accesses that each touch a
 // different cache line (and, at a 4096-item stride, the same L1 set). Pure shuffles: the bits
 // of every item, NaN payloads included, move unchanged.
-__attribute__((target("avx2"))) inline void transpose8x8(uint32_t* d, int64_t ldd,
-                                                         const uint32_t* s, int64_t lds) {
+__attribute__((target("avx2"))) inline void transpose8x8_regs(__m256 out[8], const uint32_t* s,
+                                                              int64_t lds) {
   __m256 r[8];
   for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(s + k * lds));
   const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
@@ -87,11 +87,41 @@ __attribute__((target("avx2"))) inline void transpose8x8(uint32_t* d, int64_t ld
                        _mm256_shuffle_ps(t4, t6, 0x44), _mm256_shuffle_ps(t4, t6, 0xEE),
                        _mm256_shuffle_ps(t5, t7, 0x44), _mm256_shuffle_ps(t5, t7, 0xEE)};
   for (int k = 0; k < 4; ++k) {
-    _mm256_storeu_ps(reinterpret_cast<float*>(d + k * ldd),
-                     _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
-    _mm256_storeu_ps(reinterpret_cast<float*>(d + (k + 4) * ldd),
-                     _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
+    out[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
+    out[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
   }
+}
+__attribute__((target("avx2"))) inline void transpose8x8(uint32_t* d, int64_t ldd,
+                                                         const uint32_t* s, int64_t lds) {
+  __m256 out[8];
+  transpose8x8_regs(out, s, lds);
+  for (int k = 0; k < 8; ++k) _mm256_storeu_ps(reinterpret_cast<float*>(d + k * ldd), out[k]);
+}
+
+// dst columns [j0, j1) (a multiple of 16 wide, dst rows 64-byte aligned) of a large transpose:
+// 8x16 blocks, so each of a block's eight dst row pieces is one whole 64-byte line, written
+// with non-temporal stores. The result, larger than the caches, then costs no read of each dst
+// line before its write and does not evict the source being read. Source rows stream in
+// chunks of kChunk items; the last rows % 8 dst rows go item by item.
+__attribute__((target("avx2"))) void transpose_band_stream(uint32_t* dst, const uint32_t* src,
+                                                           int64_t rows, int64_t cols, int64_t ld,
+                                                           int64_t j0, int64_t j1) {
+  constexpr int64_t kChunk = 1024;
+  const int64_t rows8 = rows / 8 * 8;
+  for (int64_t i0 = 0; i0 < rows8; i0 += kChunk)
+    for (int64_t i = i0; i < std::min(rows8, i0 + kChunk); i += 8)
+      for (int64_t j = j0; j < j1; j += 16) {
+        __m256 left[8], right[8];
+        transpose8x8_regs(left, src + i + j * ld, ld);
+        transpose8x8_regs(right, src + i + (j + 8) * ld, ld);
+        for (int k = 0; k < 8; ++k) {
+          float* d = reinterpret_cast<float*>(dst + (i + k) * cols + j);
+          _mm256_stream_ps(d, left[k]);
+          _mm256_stream_ps(d + 8, right[k]);
+        }
+      }
+  transpose_block(dst, src, rows8, rows, j0, j1, cols, ld);
+  _mm_sfence();  // the streamed lines are visible before another thread reads the result
 }
 
 // One tile: whole 8x8 blocks walking eight source rows at a time (sequential reads), then the
@@ -121,6 +151,20 @@ template <typename T>
 void transpose_copy(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld) {
 #ifdef TG_COPY_AVX2
   if constexpr (sizeof(T) == 4) {
+    // Results of 16 MiB and more (a good part of a last-level cache) stream out
+    // (transpose_band_stream) when every dst row starts on a 64-byte line; the threads split
+    // the dst columns into bands of kBand.
+    constexpr int64_t kStreamBytes = int64_t{16} << 20, kBand = 64;
+    if (have_avx2() && rows * cols * 4 >= kStreamBytes && cols % 16 == 0 &&
+        reinterpret_cast<uintptr_t>(dst) % 64 == 0) {
+      const int64_t bands = (cols + kBand - 1) / kBand;
+      parallel_for(0, bands, 1, [&](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k)
+          transpose_band_stream(dst, src, rows, cols, ld, k * kBand,
+                                std::min(cols, (k + 1) * kBand));
+      });
+      return;
+    }
     if (have_avx2()) {
       constexpr int64_t kTile = 256;
       const int64_t col_tiles = (cols + kTile - 1) / kTile;

@@ -182,6 +182,87 @@ TEST_CASE("conv2d: equals the direct loop over strides, paddings, dilations and 
   }
 }
 
+// float32 3x3 stride-1 convs on rows wide enough for the Winograd path (backends/cpu/
+// conv_winograd.h, on CPUs with AVX2): odd and even output sizes, paddings 0 to 2, and the input
+// gradient (the same kernels over the output gradient) and, for 16 or 32 input channels, the
+// weight gradient, against the adjoints of the direct loop.
+// Winograd's transforms round more than a direct sum: within 2e-5 of the largest |value|.
+TEST_CASE("conv2d: 3x3 stride 1 float32 forward and gradients on wide rows") {
+  struct Case {
+    std::vector<int64_t> x;
+    int64_t oc, ph, pw;
+  };
+  const std::vector<Case> cases = {{{2, 5, 7, 30}, 7, 1, 1},
+                                   {{1, 4, 6, 31}, 9, 2, 0},
+                                   {{2, 3, 5, 30}, 17, 0, 2},
+                                   {{3, 16, 5, 29}, 6, 1, 1},
+                                   {{2, 32, 4, 28}, 9, 0, 2}};
+  const auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
+    double scale = 0;
+    for (double v : want) scale = std::max(scale, std::abs(v));
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      INFO("element ", i);
+      CHECK(std::abs(got[i] - want[i]) <= 2e-5 * scale);
+    }
+  };
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    INFO("case ", k);
+    const Tensor x = wave(c.x, 0.37 + 0.01 * static_cast<double>(k), 0.1);
+    const Tensor w = wave({c.oc, c.x[1], 3, 3}, 0.23, 0.5), b = wave({c.oc}, 1.1, 0.2);
+    const Tensor y = conv2d(x.to(kFloat32), w.to(kFloat32), b.to(kFloat32), {1}, {c.ph, c.pw});
+    std::vector<double> want = direct_conv2d(x, w, 1, 1, c.ph, c.pw, 1, 1, 1, y.shape());
+    const std::vector<double> bias = b.to_vector<double>();
+    const int64_t plane = y.size(2) * y.size(3);
+    for (size_t i = 0; i < want.size(); ++i)
+      want[i] += bias[(i / static_cast<size_t>(plane)) % static_cast<size_t>(c.oc)];
+    near(y.to_vector<double>(), want);
+
+    // gx[n, ci, ih, iw] = sum over o, i, j of gy[n, o, ih + ph - i, iw + pw - j] w[o, ci, i, j].
+    const Tensor gy = wave({c.x[0], c.oc, y.size(2), y.size(3)}, 0.71, 0.3);
+    const Tensor gx =
+        conv_backward_input(gy.to(kFloat32), w.to(kFloat32), x.shape(), {1}, {c.ph, c.pw});
+    const std::vector<double> gyv = gy.to_vector<double>(), wv = w.to_vector<double>();
+    const int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3], OH = y.size(2), OW = y.size(3);
+    std::vector<double> gx_want(static_cast<size_t>(N * C * H * W), 0.0);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t o = 0; o < c.oc; ++o)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow)
+            for (int64_t ci = 0; ci < C; ++ci)
+              for (int64_t i = 0; i < 3; ++i)
+                for (int64_t j = 0; j < 3; ++j) {
+                  const int64_t ih = oh - c.ph + i, iw = ow - c.pw + j;
+                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                  gx_want[static_cast<size_t>(((n * C + ci) * H + ih) * W + iw)] +=
+                      gyv[static_cast<size_t>(((n * c.oc + o) * OH + oh) * OW + ow)] *
+                      wv[static_cast<size_t>(((o * C + ci) * 3 + i) * 3 + j)];
+                }
+    near(gx.to_vector<double>(), gx_want);
+
+    // gw[o, ci, i, j] = sum over n, oh, ow of gy[n, o, oh, ow] x[n, ci, oh - ph + i, ow - pw + j].
+    const Tensor gw =
+        conv_backward_weight(gy.to(kFloat32), x.to(kFloat32), w.shape(), {1}, {c.ph, c.pw});
+    const std::vector<double> xv = x.to_vector<double>();
+    std::vector<double> gw_want(wv.size(), 0.0);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t o = 0; o < c.oc; ++o)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow)
+            for (int64_t ci = 0; ci < C; ++ci)
+              for (int64_t i = 0; i < 3; ++i)
+                for (int64_t j = 0; j < 3; ++j) {
+                  const int64_t ih = oh - c.ph + i, iw = ow - c.pw + j;
+                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                  gw_want[static_cast<size_t>(((o * C + ci) * 3 + i) * 3 + j)] +=
+                      gyv[static_cast<size_t>(((n * c.oc + o) * OH + oh) * OW + ow)] *
+                      xv[static_cast<size_t>(((n * C + ci) * H + ih) * W + iw)];
+                }
+    near(gw.to_vector<double>(), gw_want);
+  }
+}
+
 TEST_CASE("max_pool2d: padding, ceil_mode, dilation, then indices and gradient") {
   Tensor x = leaf(wave({1, 2, 5, 5}, 0.83, 0.2));
   auto [y, idx] = max_pool2d(x, {3}, {2}, {1}, {1}, true);

@@ -391,3 +391,57 @@ TEST_CASE("a value out of an integer dtype's range converts as .to() does (short
   CHECK(tg::masked_fill(x, mask, value).to_vector<int32_t>() == expected);
   CHECK(tg::masked_fill_scalar(x, mask, 1e19).to_vector<int32_t>() == expected);
 }
+
+TEST_CASE("masked_scatter_backward: a stride-0 gradient of 2^62 elements (CI fuzz finding)") {
+  // The per-chunk table of trues for the walk was sized by the broadcast shape, 2^47 entries for
+  // 2^62 elements (std::bad_alloc, untyped; CI's short fuzz of 2026-11-25). The count of a
+  // periodic mask is now worked out from one period, and a walk happens only over memory the
+  // call holds.
+  const int64_t n = int64_t{1} << 62;
+  const Tensor grad = tg::full({}, 2.5, tg::kFloat64).expand({n});
+  const Tensor no = tg::full({}, false, tg::kBool);
+  const Tensor yes = tg::full({}, true, tg::kBool);
+  CHECK(tg::masked_scatter_backward(grad, no, {3}).to_vector<double>() ==
+        std::vector<double>{0, 0, 0});
+  CHECK_THROWS_AS(tg::masked_scatter_backward(grad, yes, {3}), tg::ValueError);
+  // A gradient that is not one value over a mask that selects none: zeros, no walk.
+  const Tensor rows = tg::tensor(std::vector<double>{1, 2}).reshape({1, 2}).expand({n / 2, 2});
+  const Tensor pattern = tg::tensor(std::vector<bool>{false, false});
+  CHECK(tg::masked_scatter_backward(rows, pattern, {2}).to_vector<double>() ==
+        std::vector<double>{0, 0});
+  const Tensor half = tg::tensor(std::vector<bool>{true, false});
+  CHECK_THROWS_AS(tg::masked_scatter_backward(rows, half, {2}), tg::ValueError);
+}
+
+TEST_CASE("matmul: a contraction over 2^61 expanded elements (op fuzzer finding)") {
+  // The blocked loop's work estimate overflowed int64 (UBSan), and the loop itself would have
+  // run 2^61 products over two stride-0 vectors (the exploratory fuzz of 2026-11-25). An
+  // expanded contraction dim is read from a dense copy now: a typed error for this size, the
+  // right dot product for a small one.
+  const int64_t n = int64_t{1} << 61;
+  const Tensor big = tg::full({}, 1.0f, tg::kFloat32).expand({n});
+  CHECK_THROWS_AS(tg::matmul(big, big), tg::Error);
+  const Tensor twos = tg::full({}, 2.0, tg::kFloat64).expand({5});
+  const Tensor ramp = tg::arange(0, 5, 1, tg::kFloat64);
+  CHECK(tg::matmul(twos, ramp).item<double>() == 20.0);
+  CHECK(tg::matmul(ramp.reshape({1, 5}), twos.reshape({5, 1})).item<double>() == 20.0);
+  const Tensor rows = tg::full({}, 3, tg::kInt64).expand({2, 4});  // the non-BLAS loop
+  CHECK(tg::matmul(rows, tg::ones({4, 1}, tg::kInt64)).to_vector<int64_t>() ==
+        std::vector<int64_t>{12, 12});
+}
+
+TEST_CASE("row ops on an empty expanded tensor with a dim of 2^62 + 1 (op fuzzer finding)") {
+  // softmax of [2^62 + 1, 4, 0, 3] multiplied 2^62 + 1 by 4 before it met the 0 (UBSan; the
+  // exploratory fuzz of 2026-11-25, fourth session). The row layout now stops at the 0; the
+  // result's shape is then the allocator's typed error, as PyTorch 1.13 fails on the shape
+  // ("numel: integer multiplication overflow", already at expand).
+  const int64_t n = (int64_t{1} << 62) + 1;
+  const Tensor x = tg::full({}, 1.0, tg::kFloat64).expand({n, 4, 0, 3});
+  for (const int64_t dim : {int64_t{-1}, int64_t{2}, int64_t{0}}) {
+    CAPTURE(dim);
+    CHECK_THROWS_AS(tg::softmax(x, dim), tg::Error);
+    CHECK_THROWS_AS(tg::log_softmax(x, dim), tg::Error);
+    CHECK_THROWS_AS(tg::cumsum(x, dim), tg::Error);
+    CHECK_THROWS_AS(tg::sort(x, dim), tg::Error);
+  }
+}

@@ -166,6 +166,64 @@ TEST_CASE("sum / mean of float32 rows stay within the stated error bound") {
             static_cast<double>(n) * std::ldexp(1.0, -53) * static_cast<double>(abs_sum));
 }
 
+// Column reductions add blocks of rows and long rows add chunks, then merge the partial results
+// in order: the blocks are fixed, so the bits do not depend on the thread count. float64 values
+// spread over 2^-40 .. 2^40 make every change of order show in the last bits.
+TEST_CASE("sum / mean / amax: the same bits at 1, 2 and 3 threads") {
+  struct ThreadsGuard {
+    int before = tg::get_num_threads();
+    ~ThreadsGuard() { tg::set_num_threads(before); }
+  } guard;
+  uint64_t state = 99;
+  auto next = [&state] {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    return state >> 33;
+  };
+  auto spread = [&](int64_t n) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (double& x : v)
+      x = std::ldexp(static_cast<double>(next() % 2001) - 1000.0,
+                     static_cast<int>(next() % 81) - 40);
+    return v;
+  };
+  const int64_t rows = 1500, cols = 37;  // 5 full blocks of rows and a partial one
+  const std::vector<double> cdata = spread(rows * cols);
+  const tg::Tensor c = tg::tensor(cdata, {rows, cols});
+  const tg::Tensor c32 = c.to(tg::kFloat32);
+  const int64_t n = 5 * 65536 + 123;  // a long row: several chunks and a tail
+  const tg::Tensor r = tg::tensor(spread(n), {n});
+  auto results = [&] {
+    return std::vector<std::vector<double>>{
+        values(tg::sum(c, {0})),
+        values(tg::mean(c32, {0})),
+        values(tg::amax(c, {0})),
+        values(tg::sum(r)),
+        values(tg::sum(r.to(tg::kFloat32))),
+        values(tg::mean(r.slice(0, 0, 5 * 65536).reshape({5, 65536}).t(), {0}))};
+  };
+  tg::set_num_threads(1);
+  const std::vector<std::vector<double>> one = results();
+  for (int threads : {2, 3}) {
+    tg::set_num_threads(threads);
+    CAPTURE(threads);
+    const std::vector<std::vector<double>> got = results();
+    for (size_t k = 0; k < one.size(); ++k) {
+      CAPTURE(k);
+      CHECK(got[k] == one[k]);
+    }
+  }
+  // The column sums are float64 sums: within n 2^-53 sum|x| of the exact sum (long double).
+  for (int64_t j = 0; j < cols; ++j) {
+    long double exact = 0, abs_sum = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      exact += cdata[static_cast<size_t>(i * cols + j)];
+      abs_sum += std::abs(cdata[static_cast<size_t>(i * cols + j)]);
+    }
+    CHECK(std::abs(one[0][static_cast<size_t>(j)] - static_cast<double>(exact)) <=
+          static_cast<double>(rows) * std::ldexp(1.0, -53) * static_cast<double>(abs_sum));
+  }
+}
+
 TEST_CASE("mean: values, keepdim, and integer inputs rejected") {
   tg::Tensor x = tg::tensor({{1., 2., 3.}, {4., 5., 6.}});
   CHECK(tg::mean(x).item<double>() == 3.5);

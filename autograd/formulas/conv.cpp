@@ -38,7 +38,12 @@ Shape channel_shape(int64_t ndim, int64_t channels) {
 
 Tensor conv_bias_backward(const Tensor& grad, int64_t weight_dim) {
   const int64_t channel_dim = grad.dim() - (weight_dim - 2) - 1;  // 1 batched, 0 unbatched
-  return sum(grad, dims_except(grad.dim(), channel_dim));
+  // The spatial dims first (rows read in order), then the batch: one sum over (0, 2, 3) would
+  // first copy grad into a channel-major layout.
+  std::vector<int64_t> spatial;
+  for (int64_t d = channel_dim + 1; d < grad.dim(); ++d) spatial.push_back(d);
+  const Tensor per_channel = sum(grad, spatial);
+  return channel_dim == 0 ? per_channel : sum(per_channel, {0});
 }
 
 Tensor max_pool2d_backward(const Tensor& grad, const Shape& self_shape, const Tensor& indices) {

@@ -9,6 +9,10 @@
 // image's GEMM writes the output (or reads the output gradient) in place, each pass builds only
 // the matrices it needs, and the chunks run in parallel across the pool (one small GEMM per
 // thread scales where OpenBLAS's own threading of those small GEMMs does not).
+//
+// float32 3x3 stride-1 convs whose rows fill most of 16 lanes with 2-wide tiles (23 to 32 wide,
+// 47 to 64, ...) go to Winograd's F(2x2, 3x3) instead (conv_winograd.h) on CPUs with AVX2: for
+// the small channel counts of a CNN, im2col's copies and GEMMs of 16 or 32 rows cost more.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -16,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <tapegrad/backends/cpu/conv_winograd.h>
 #include <tapegrad/core/conv_geometry.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/parallel.h>
@@ -371,6 +376,13 @@ Tensor conv_forward(const Tensor& self, const Tensor& weight, const Tensor& bias
                     const ConvGeometry& g) {
   Tensor y = empty(g.output_shape(), self.dtype(), self.device());
   if (y.numel() == 0) return y;
+  if (self.dtype() == kFloat32 && winograd::fits(g)) {
+    const Tensor x = self.contiguous(), w = weight.contiguous();
+    const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
+    winograd::forward(x.data<float>(), w.data<float>(), b.defined() ? b.data<float>() : nullptr, g,
+                      y.data<float>());
+    return y;
+  }
 #ifdef TG_WITH_BLAS
   if (blas_fits(g)) {
     const Tensor x = self.contiguous(), w = weight.contiguous();
@@ -420,6 +432,11 @@ Tensor conv_backward_input(const Tensor& grad_output, const Tensor& weight, IntA
     fill_data(gx, 0);
     return gx;
   }
+  if (gx.dtype() == kFloat32 && winograd::fits(g)) {
+    const Tensor gy = grad_output.contiguous(), w = weight.contiguous();
+    winograd::backward_input(gy.data<float>(), w.data<float>(), g, gx.data<float>());
+    return gx;
+  }
 #ifdef TG_WITH_BLAS
   if (blas_fits(g)) {
     const Tensor gy = grad_output.contiguous(), w = weight.contiguous();
@@ -449,6 +466,11 @@ Tensor conv_backward_weight(const Tensor& grad_output, const Tensor& input, IntA
   if (gw.numel() == 0) return gw;
   if (grad_output.numel() == 0) {  // an empty batch: no contribution
     fill_data(gw, 0);
+    return gw;
+  }
+  if (gw.dtype() == kFloat32 && winograd::fits_weight(g)) {
+    const Tensor gy = grad_output.contiguous(), x = input.contiguous();
+    winograd::backward_weight(gy.data<float>(), x.data<float>(), g, gw.data<float>());
     return gw;
   }
 #ifdef TG_WITH_BLAS

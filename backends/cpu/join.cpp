@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <tapegrad/backends/shared/join.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/parallel.h>
@@ -13,9 +17,37 @@
 namespace tg::cpu {
 namespace {
 
+// Copies n bytes. With AVX2, a plain loop of 32-byte loads and stores: glibc's memcpy takes
+// `rep movsb` for runs of this length, which measured about 6 % slower on 2 MB runs here (the
+// copy loop libtorch's cat runs is the same one).
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) void copy_bytes_avx2(char* dst, const char* src, size_t n) {
+  size_t i = 0;
+  for (; i + 128 <= n; i += 128) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 32));
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 64));
+    const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 96));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), a);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + 32), b);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + 64), c);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + 96), d);
+  }
+  std::memcpy(dst + i, src + i, n - i);
+}
+#endif
+
+void copy_bytes(char* dst, const char* src, size_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2 && n >= 4096) return copy_bytes_avx2(dst, src, n);
+#endif
+  std::memcpy(dst, src, n);
+}
+
 // Copies t into `slice`, its place in the contiguous result: `rows` runs of t.numel() / rows
 // elements, `run_stride` elements apart. A contiguous t of the result's dtype (the common case)
-// is copied run by run with memcpy; anything else element by element, converting.
+// is copied run by run (copy_bytes); anything else element by element, converting.
 void copy_into(const Tensor& slice, const Tensor& t, int64_t rows, int64_t run_stride) {
   if (t.dtype() != slice.dtype() || !t.is_contiguous() || t.numel() == 0) {
     copy_data(slice, t);
@@ -31,7 +63,7 @@ void copy_into(const Tensor& slice, const Tensor& t, int64_t rows, int64_t run_s
     while (b < e) {
       const int64_t r = b / run_bytes, off = b - r * run_bytes;
       const int64_t len = std::min(run_bytes - off, e - b);
-      std::memcpy(dst + r * stride_bytes + off, src + b, static_cast<size_t>(len));
+      copy_bytes(dst + r * stride_bytes + off, src + b, static_cast<size_t>(len));
       b += len;
     }
   });

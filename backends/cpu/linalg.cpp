@@ -184,6 +184,11 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
   (void)use_blas;
 #endif
   Operand A = make_operand(a, batch), B = make_operand(b, batch);
+  // A contraction along a stride-0 (expanded) dim is read from a dense copy, as a reduction
+  // reads it: the work is then bounded by memory this call holds, and an expand too large to
+  // hold is the allocator's typed error instead of a loop over 2^61 products.
+  if (k > 1 && A.col_stride == 0) A = make_operand(a.contiguous(), batch);
+  if (k > 1 && B.row_stride == 0) B = make_operand(b.contiguous(), batch);
 #ifdef TG_WITH_BLAS
   if (use_blas) {
     if (!blas_layout(A)) A = make_operand(a.contiguous(), batch);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -183,6 +184,11 @@ constexpr int64_t kGrain = kElementwiseGrain;  // elements read per parallel tas
 constexpr int64_t kColumnBlock = 4096;         // most accumulators per column task (one row
                                                // of them is read as one long contiguous run)
 constexpr int64_t kMinColumnBlock = 64;
+// Rows per partial result of a column reduction, and values per partial result of a long row.
+// Both are fixed, so that the order of additions depends on the shape alone: a result has the
+// same bits at every thread count. The partial results are then merged in order.
+constexpr int64_t kRowBlock = 256;
+constexpr int64_t kRowChunk = kGrain;
 
 // One row with kLanes independent accumulators: the compiler turns them into vector registers.
 // Two cases have their own loops, which the compiler vectorises where the generic one does not
@@ -295,7 +301,8 @@ __attribute__((target("avx2"), always_inline)) inline void add_lanes(__m256d* ac
   acc[2 * k] = _mm256_add_pd(acc[2 * k], _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
   acc[2 * k + 1] = _mm256_add_pd(acc[2 * k + 1], _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
-__attribute__((target("avx2"))) double sum_row_avx2(const float* p, int64_t n) {
+__attribute__((target("avx2"), always_inline)) inline double sum_row_avx2(const float* p,
+                                                                          int64_t n) {
   __m256d acc[8];
   for (__m256d& a : acc) a = _mm256_setzero_pd();
   int64_t i = 0;
@@ -355,7 +362,7 @@ __attribute__((target("avx2"), always_inline)) inline double lanes_extreme(__m25
 // and/compare/or ((bits & 0x7fffffff) > 0x7f800000) was slower still, as those run on the same
 // pipes.
 template <bool Greater, typename T>
-__attribute__((target("avx2"))) T extreme_row_avx2(const T* p, int64_t n) {
+__attribute__((target("avx2"), always_inline)) inline T extreme_row_avx2(const T* p, int64_t n) {
   using V = decltype(vload(p));
   constexpr int kLanes = 32, kWidth = sizeof(V) / sizeof(T), kVecs = kLanes / kWidth;
   const T identity =
@@ -392,8 +399,15 @@ __attribute__((target("avx2"))) T extreme_row_avx2(const T* p, int64_t n) {
   return result;
 }
 
+// The row kernels above, for one row (reduce_row_avx2) and for rows b .. e - 1 of an
+// [outer, size] block (reduce_rows_avx2, which inlines the kernel in its loop: no call and no
+// dispatch per row).
+template <typename Op, typename T>
+constexpr bool kHasRowKernel = (requires { Op::kGreater; } &&
+                                (std::is_same_v<T, float> || std::is_same_v<T, double>)) ||
+                               (std::is_same_v<Op, SumOp<double>> && std::is_same_v<T, float>);
 template <typename Op, typename Acc, typename T>
-__attribute__((target("avx2"))) Acc reduce_row_avx2(const T* p, int64_t n) {
+__attribute__((target("avx2"), always_inline)) inline Acc row_avx2(const T* p, int64_t n) {
   if constexpr (requires { Op::kGreater; } &&
                 (std::is_same_v<T, float> || std::is_same_v<T, double>))
     return extreme_row_avx2<Op::kGreater>(p, n);
@@ -401,6 +415,16 @@ __attribute__((target("avx2"))) Acc reduce_row_avx2(const T* p, int64_t n) {
     return sum_row_avx2(p, n);
   else
     return reduce_row_lanes<Op, Acc>(p, n);
+}
+template <typename Op, typename Acc, typename T>
+__attribute__((target("avx2"))) Acc reduce_row_avx2(const T* p, int64_t n) {
+  return row_avx2<Op, Acc>(p, n);
+}
+template <typename Op, typename Acc, typename T, typename Out, typename Finish>
+__attribute__((target("avx2"))) void reduce_rows_avx2(const T* in, Out* out, int64_t b, int64_t e,
+                                                      int64_t size, const Finish& finish) {
+  for (int64_t o = b; o < e; ++o)
+    out[o] = static_cast<Out>(finish(row_avx2<Op, Acc>(in + o * size, size)));
 }
 bool has_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
@@ -415,16 +439,20 @@ template <typename Op, typename Acc, typename T> Acc reduce_row(const T* p, int6
   return reduce_row_lanes<Op, Acc>(p, n);
 }
 
-// Runs fn(o, i0, len) for blocks of `len` adjacent outputs out[o, i0 : i0 + len] (inner > 1), in
-// parallel; blocks narrow when there are fewer rows than threads so that every thread has work.
-template <typename Fn> void for_column_blocks(const ReduceLayout& l, Fn fn) {
+// Runs fn(line, i0, len) for blocks of `len` adjacent columns i0 .. i0 + len - 1 of each of
+// outer * row_blocks lines (line = o * row_blocks + row block), in parallel. Tasks of one line are
+// adjacent, so that a thread reads whole rows; blocks narrow when there are fewer lines than
+// threads so that every thread has work.
+template <typename Fn>
+void for_column_blocks(const ReduceLayout& l, int64_t row_blocks, int64_t rows, Fn fn) {
   int64_t block = std::min(kColumnBlock, l.inner);
   const int64_t threads = get_num_threads();
-  if (l.outer < threads)
+  const int64_t lines = l.outer * row_blocks;
+  if (lines < threads)
     block = std::min(block, std::max(kMinColumnBlock, (l.inner + threads - 1) / threads));
   const int64_t blocks = (l.inner + block - 1) / block;
-  const int64_t work = std::max<int64_t>(l.size * block, 1);
-  parallel_for(0, l.outer * blocks, std::max<int64_t>(1, kGrain / work), [&](int64_t b, int64_t e) {
+  const int64_t work = std::max<int64_t>(rows * block, 1);
+  parallel_for(0, lines * blocks, std::max<int64_t>(1, kGrain / work), [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       const int64_t i0 = (t % blocks) * block;
       fn(t / blocks, i0, std::min(block, l.inner - i0));
@@ -436,39 +464,62 @@ template <typename Fn> void for_column_blocks(const ReduceLayout& l, Fn fn) {
 template <typename Op, typename Acc, typename T, typename Out, typename Finish>
 void reduce_kernel(const T* in, Out* out, const ReduceLayout& l, Finish finish) {
   const int64_t outer = l.outer, size = l.size, inner = l.inner;
-  if (inner == 1 && outer < get_num_threads() && size >= 2 * kGrain) {
-    // Few long rows (a full reduction): split each row among the threads, merge in order.
-    const int64_t chunks = std::min<int64_t>(get_num_threads(), size / kGrain);
-    const int64_t chunk = (size + chunks - 1) / chunks;
-    std::vector<Acc> partial(chunks);
+  if (inner == 1 && size >= 2 * kRowChunk) {
+    // Long rows (a full reduction): chunks of every row in parallel, merged in order.
+    const int64_t chunks = (size + kRowChunk - 1) / kRowChunk;
+    std::unique_ptr<Acc[]> partial(new Acc[outer * chunks]);
+    parallel_for(0, outer * chunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t start = (t % chunks) * kRowChunk;
+        partial[t] = reduce_row<Op, Acc>(in + (t / chunks) * size + start,
+                                         std::min(kRowChunk, size - start));
+      }
+    });
     for (int64_t o = 0; o < outer; ++o) {
-      const T* row = in + o * size;
-      parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
-        for (int64_t c = b; c < e; ++c) {
-          const int64_t start = std::min(c * chunk, size);
-          partial[c] = reduce_row<Op, Acc>(row + start, std::min(chunk, size - start));
-        }
-      });
-      Acc acc = partial[0];
-      for (int64_t c = 1; c < chunks; ++c) acc = Op::merge(acc, partial[c]);
+      Acc acc = partial[o * chunks];
+      for (int64_t c = 1; c < chunks; ++c) acc = Op::merge(acc, partial[o * chunks + c]);
       out[o] = static_cast<Out>(finish(acc));
     }
   } else if (inner == 1) {
     parallel_for(0, outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(size, 1)),
                  [&](int64_t b, int64_t e) {
+#if defined(__x86_64__) && defined(__GNUC__)
+                   if constexpr (kHasRowKernel<Op, T>)
+                     if (has_avx2()) return reduce_rows_avx2<Op, Acc>(in, out, b, e, size, finish);
+#endif
                    for (int64_t o = b; o < e; ++o)
                      out[o] = static_cast<Out>(finish(reduce_row<Op, Acc>(in + o * size, size)));
                  });
   } else {
-    for_column_blocks(l, [&](int64_t o, int64_t i0, int64_t len) {
+    // Columns: blocks of kRowBlock rows give partial results per column (so that threads split
+    // rows, each reading whole rows, rather than columns), merged in row order.
+    const int64_t row_blocks = size > kRowBlock ? (size + kRowBlock - 1) / kRowBlock : 1;
+    const int64_t rows = row_blocks > 1 ? kRowBlock : size;
+    // Not a std::vector: Acc may be bool (amax of bool), whose vector has no data().
+    std::unique_ptr<Acc[]> partial(row_blocks > 1 ? new Acc[outer * row_blocks * inner] : nullptr);
+    for_column_blocks(l, row_blocks, rows, [&](int64_t line, int64_t i0, int64_t len) {
+      const int64_t o = line / row_blocks, r0 = (line % row_blocks) * rows;
       Acc acc[kColumnBlock];
       for (int64_t j = 0; j < len; ++j) acc[j] = Op::identity();
-      for (int64_t r = 0; r < size; ++r) {
+      for (int64_t r = r0; r < std::min(size, r0 + rows); ++r) {
         const T* row = in + (o * size + r) * inner + i0;
         for (int64_t j = 0; j < len; ++j) acc[j] = Op::step(acc[j], row[j]);
       }
+      if (row_blocks > 1) {
+        std::copy(acc, acc + len, partial.get() + line * inner + i0);
+        return;
+      }
       Out* dst = out + o * inner + i0;
       for (int64_t j = 0; j < len; ++j) dst[j] = static_cast<Out>(finish(acc[j]));
+    });
+    if (row_blocks == 1) return;
+    parallel_for(0, outer * inner, kGrain / row_blocks + 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const Acc* p = partial.get() + (t / inner) * row_blocks * inner + t % inner;
+        Acc acc = p[0];
+        for (int64_t rb = 1; rb < row_blocks; ++rb) acc = Op::merge(acc, p[rb * inner]);
+        out[t] = static_cast<Out>(finish(acc));
+      }
     });
   }
 }
@@ -543,7 +594,7 @@ template <bool Greater> std::tuple<Tensor, Tensor> extreme_with_index(const char
       });
       return;
     }
-    for_column_blocks(l, [&](int64_t o, int64_t i0, int64_t len) {
+    for_column_blocks(l, 1, size, [&](int64_t o, int64_t i0, int64_t len) {
       T* best = val + o * inner + i0;
       int64_t* best_r = idx + o * inner + i0;
       std::copy(in + o * size * inner + i0, in + o * size * inner + i0 + len, best);

@@ -4,9 +4,13 @@
 # corpus in the tree is not changed). Any crash, sanitizer report, leak, timeout or harness check
 # fails the script; the failing input is left in <build>/fuzz-artifacts/.
 # Usage: tools/ci/fuzz_short.sh [seconds per target, default 25] [build dir, default build-fuzz]
-# TG_FUZZ_SEED: libFuzzer's random seed. CI sets a fixed one, so a CI run is a gate on the change
-# (the same mutations on every run) instead of a lottery over corner cases the change did not
-# touch; 0 (the default here) draws a new seed, for the exploratory runs that look for new ones.
+# TG_FUZZ_SEED: libFuzzer's random seed. 0 (the default here) draws a new seed and fuzzes for the
+# given time: the exploratory runs that look for new corner cases. A fixed seed (CI sets 1) runs
+# instead a fixed number of inputs per target (the seconds argument is then ignored; TG_FUZZ_RUNS
+# scales the counts), with address-space randomisation off and no corpus reload, the two things
+# that made the mutations differ between runs: every run, here or in CI, tries the same inputs
+# in the same order, so a CI failure replays locally and a pass does not depend on luck or on
+# the machine's speed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-25}
@@ -28,15 +32,27 @@ export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:${ASAN_OPTIONS:-
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 mkdir -p "$build/fuzz-artifacts"
 declare -A max_len=([load]=4096 [csv]=2048 [opgen_spec]=16384 [op]=1024)
+# About 10 s each on one core of the CI machine (ASan+UBSan, -O1).
+declare -A runs=([load]=40000 [csv]=250000 [opgen_spec]=70000 [op]=40000)
+seed=${TG_FUZZ_SEED:-0}
+scale=${TG_FUZZ_RUNS:-1}
+no_aslr=()
+if [ "$seed" != 0 ] && setarch -R true 2>/dev/null; then no_aslr=(setarch -R); fi
 for t in "${targets[@]}"; do
   scratch=$(mktemp -d)
   dict=()
   [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
-  echo "fuzz_short: $t for ${seconds}s"
+  if [ "$seed" = 0 ]; then
+    budget=(-max_total_time="$seconds")
+    echo "fuzz_short: $t for ${seconds}s"
+  else
+    budget=(-runs="$(( ${runs[$t]} * scale ))" -reload=0)
+    echo "fuzz_short: $t, $(( ${runs[$t]} * scale )) inputs from seed $seed"
+  fi
   log="$build/fuzz-artifacts/$t.log"
   status=0
-  "$build/tests/fuzz/fuzz_$t" "$scratch" "tests/fuzz/corpus/$t" "${dict[@]}" \
-    -seed="${TG_FUZZ_SEED:-0}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="${max_len[$t]}" \
+  "${no_aslr[@]}" "$build/tests/fuzz/fuzz_$t" "$scratch" "tests/fuzz/corpus/$t" "${dict[@]}" \
+    -seed="$seed" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -max_len="${max_len[$t]}" \
     -artifact_prefix="$build/fuzz-artifacts/$t-" -print_final_stats=1 >"$log" 2>&1 || status=$?
   grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|SUMMARY)" "$log" || true
   rm -rf "$scratch"

@@ -143,6 +143,18 @@ template <typename Fn> void for_true_blocks(const bool* p, int64_t len, const Fn
   }
 }
 
+// The number of trues in [0, n) without walking it: a periodic mask's count is the count of one
+// period times the whole periods, plus the partial one. So the count of a 0-d mask broadcast to
+// 2^62 elements (a stride-0 view, no memory behind it) is cheap, and the caller can check it
+// against the source before anything the size of the broadcast shape is allocated or walked.
+int64_t count_total(const MaskView& m, int64_t n) {
+  if (n <= m.period) return count_trues(m.data, n);
+  const int64_t per_period = count_trues(m.data, m.period);
+  return per_period * (n / m.period) + count_trues(m.data, n % m.period);
+}
+
+// The per-chunk counts for a walk over [0, n). Callers walk only over memory they hold at the
+// broadcast shape (an output or a dense input), so n, and the table of n / chunk, is bounded.
 MaskCount count_mask(const MaskView& m, int64_t n) {
   MaskCount c;
   c.n = n;
@@ -273,19 +285,22 @@ Tensor masked_scatter_backward(const Tensor& grad_output, const Tensor& mask,
   TG_ASSERT(shape == grad_output.shape());  // checks::masked_scatter_backward
   const Shape out_shape(source_shape.begin(), source_shape.end());
   const MaskView m = view_mask(mask, shape);
-  const MaskCount count = count_mask(m, shape.numel());
-  indexing::check_source_shape_count(op, count.total(), out_shape.numel());
+  const int64_t total = count_total(m, shape.numel());
+  indexing::check_source_shape_count(op, total, out_shape.numel());
   Tensor out = empty(out_shape, grad_output.dtype(), grad_output.device());
-  const bool repeated = holds_one_value(grad_output);  // e.g. the gradient of a sum
-  const Tensor g = repeated ? grad_output : dense_as(grad_output, shape);
+  // A gradient that holds one value (e.g. the gradient of a sum, often a stride-0 view of a
+  // huge shape) fills the selected slots without a walk; any other is made dense at the
+  // broadcast shape first, which bounds the walk by memory this call holds.
+  const bool repeated = holds_one_value(grad_output);
+  const Tensor g = repeated || total == 0 ? grad_output : dense_as(grad_output, shape);
   visit_dtype(op, grad_output.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = out.data<T>();
     const T* x = g.data<T>();
-    const int64_t total = count.total();
     if (repeated && total > 0) {
       std::fill_n(o, total, x[0]);
     } else if (total > 0) {
+      const MaskCount count = count_mask(m, shape.numel());
       for_each_chunk(m, count, [&](int64_t i, const bool* p, int64_t len, int64_t& rank) {
         for_true_blocks(p, len, [&](int64_t t0, const int32_t* at, int64_t k) {
           for (int64_t j = 0; j < k; ++j) o[rank + j] = x[i + t0 + at[j]];

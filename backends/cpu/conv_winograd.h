@@ -1,0 +1,48 @@
+#pragma once
+// conv2d with 3x3 kernels, stride 1 and no dilation, by Winograd's F(2x2, 3x3): each 2x2 block of
+// outputs costs 16 products per channel pair instead of 36. The input gradient of such a conv is
+// itself one (over the output gradient, with the weights flipped and their channels swapped), so
+// the same kernels serve both; the weight gradient is the transposed product, G^T (sum over
+// tiles of (A dy A^T) (B^T x B)) G. float32 only, and only on CPUs with AVX2 + FMA: the transforms
+// and products run over 16 tiles at a time (one tile row of a 28-wide image fits), and scalar
+// loops would lose to im2col + BLAS. Results differ from the direct sum by rounding only (on
+// random data about 1.5x the GEMM path's error; the transformed values are larger).
+#include <cstdint>
+
+#include <tapegrad/core/conv_geometry.h>
+
+namespace tg::cpu::winograd {
+
+// Whether forward (and backward_input) take this float32 conv on this CPU.
+bool fits(const ConvGeometry& g);
+void forward(const float* x, const float* w, const float* bias, const ConvGeometry& g, float* y);
+void backward_input(const float* gy, const float* w, const ConvGeometry& g, float* gx);
+// The weight gradient takes the calls fits() takes whose input channels are a multiple of 16.
+bool fits_weight(const ConvGeometry& g);
+void backward_weight(const float* gy, const float* x, const ConvGeometry& g, float* gw);
+
+// One image's stride-1 3x3 conv as the per-ISA kernels see it (conv_winograd_impl.h): x [C, H, W]
+// zero-padded by (ph, pw) to [K, OH, OW]; every size is computed by conv_winograd.cpp, so the
+// ISA files hold no shared inline code.
+struct Problem {
+  const float* u;     // transformed weights, [16][C][K]
+  const float* bias;  // [K] or nullptr
+  int64_t c, k, h, w, oh, ow, ph, pw;
+  int64_t tile_rows;  // ceil(OH / 2)
+  int64_t tiles;      // tiles per tile row, ceil(OW / 2)
+  int64_t vectors;    // groups of 16 tiles per tile row
+  int64_t stage_w;    // 16 * vectors + 1: one staged row's even (or odd) columns
+  int64_t stage_h;    // 2 * tile_rows + 2 staged rows per channel
+};
+
+// Per image: conv runs x -> y; weight adds the image's products to acc (16 * C * K floats). Their
+// scratch holds kernel_scratch(p) floats; scratch and acc are 64-byte aligned.
+struct Kernels {
+  void (*conv)(const Problem& p, const float* x, float* y, float* scratch);
+  void (*weight)(const Problem& p, const float* x, const float* gy, float* acc, float* scratch);
+};
+int64_t kernel_scratch(const Problem& p);
+Kernels avx2_kernels();
+Kernels avx512_kernels();
+
+}  // namespace tg::cpu::winograd
