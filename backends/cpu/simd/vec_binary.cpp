@@ -1,8 +1,7 @@
 // The run-time choice of instruction set for the row kernels; see vec_binary.h.
 #include <tapegrad/backends/cpu/simd/vec_binary.h>
 
-#include <cstdlib>
-#include <cstring>
+#include <tapegrad/backends/cpu/simd/isa_choice.h>
 
 namespace tg::cpu::vec {
 
@@ -16,16 +15,9 @@ std::vector<const BinaryIsa*> binary_available() {
 #endif
 }
 
+// The same TG_SIMD switch as vec_math.h's SLEEF kernels: scalar turns both off, sse2 caps both.
 const BinaryIsa* binary_best() {
-  static const BinaryIsa* const chosen = []() -> const BinaryIsa* {
-    const std::vector<const BinaryIsa*> all = binary_available();
-    if (all.empty()) return nullptr;
-    // The same switch as vec_math.h's SLEEF kernels: scalar turns both off, sse2 caps both.
-    const char* cap = std::getenv("TG_SIMD");
-    if (cap && std::strcmp(cap, "scalar") == 0) return nullptr;
-    if (cap && std::strcmp(cap, "sse2") == 0) return all.front();
-    return all.back();
-  }();
+  static const BinaryIsa* const chosen = choose_isa(binary_available());
   return chosen;
 }
 

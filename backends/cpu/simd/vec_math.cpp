@@ -1,8 +1,7 @@
 // The run-time choice of instruction set for the SLEEF kernels; see vec_math.h.
 #include <tapegrad/backends/cpu/simd/vec_math.h>
 
-#include <cstdlib>
-#include <cstring>
+#include <tapegrad/backends/cpu/simd/isa_choice.h>
 
 namespace tg::cpu::vec {
 
@@ -27,18 +26,7 @@ std::vector<const Isa*> available() {
 }
 
 const Isa* best() {
-  static const Isa* const chosen = []() -> const Isa* {
-    const std::vector<const Isa*> all = available();
-    if (all.empty()) return nullptr;
-    const char* cap = std::getenv("TG_SIMD");
-    if (cap && std::strcmp(cap, "scalar") == 0) return nullptr;
-    const Isa* pick = all.front();
-    for (const Isa* isa : all) {
-      pick = isa;
-      if (cap && std::strcmp(cap, isa->name) == 0) break;
-    }
-    return pick;
-  }();
+  static const Isa* const chosen = choose_isa(available());
   return chosen;
 }
 
