@@ -219,33 +219,18 @@ TEST_CASE("conv2d: 3x3 stride 1 float32 forward and gradients on wide rows") {
       want[i] += bias[(i / static_cast<size_t>(plane)) % static_cast<size_t>(c.oc)];
     near(y.to_vector<double>(), want);
 
-    // gx[n, ci, ih, iw] = sum over o, i, j of gy[n, o, ih + ph - i, iw + pw - j] w[o, ci, i, j].
+    // Both gradients are adjoints of the direct loop: every tap pairs x[n, ci, ih, iw],
+    // w[o, ci, i, j] and y[n, o, oh, ow] with ih = oh - ph + i, iw = ow - pw + j, so
+    // gx[x] += gy[y] w[w] and gw[w] += gy[y] x[x] over the taps inside the input.
     const Tensor gy = wave({c.x[0], c.oc, y.size(2), y.size(3)}, 0.71, 0.3);
     const Tensor gx =
         conv_backward_input(gy.to(kFloat32), w.to(kFloat32), x.shape(), {1}, {c.ph, c.pw});
-    const std::vector<double> gyv = gy.to_vector<double>(), wv = w.to_vector<double>();
-    const int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3], OH = y.size(2), OW = y.size(3);
-    std::vector<double> gx_want(static_cast<size_t>(N * C * H * W), 0.0);
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t o = 0; o < c.oc; ++o)
-        for (int64_t oh = 0; oh < OH; ++oh)
-          for (int64_t ow = 0; ow < OW; ++ow)
-            for (int64_t ci = 0; ci < C; ++ci)
-              for (int64_t i = 0; i < 3; ++i)
-                for (int64_t j = 0; j < 3; ++j) {
-                  const int64_t ih = oh - c.ph + i, iw = ow - c.pw + j;
-                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                  gx_want[static_cast<size_t>(((n * C + ci) * H + ih) * W + iw)] +=
-                      gyv[static_cast<size_t>(((n * c.oc + o) * OH + oh) * OW + ow)] *
-                      wv[static_cast<size_t>(((o * C + ci) * 3 + i) * 3 + j)];
-                }
-    near(gx.to_vector<double>(), gx_want);
-
-    // gw[o, ci, i, j] = sum over n, oh, ow of gy[n, o, oh, ow] x[n, ci, oh - ph + i, ow - pw + j].
     const Tensor gw =
         conv_backward_weight(gy.to(kFloat32), x.to(kFloat32), w.shape(), {1}, {c.ph, c.pw});
+    const std::vector<double> gyv = gy.to_vector<double>(), wv = w.to_vector<double>();
     const std::vector<double> xv = x.to_vector<double>();
-    std::vector<double> gw_want(wv.size(), 0.0);
+    const int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3], OH = y.size(2), OW = y.size(3);
+    std::vector<double> gx_want(xv.size(), 0.0), gw_want(wv.size(), 0.0);
     for (int64_t n = 0; n < N; ++n)
       for (int64_t o = 0; o < c.oc; ++o)
         for (int64_t oh = 0; oh < OH; ++oh)
@@ -255,10 +240,13 @@ TEST_CASE("conv2d: 3x3 stride 1 float32 forward and gradients on wide rows") {
                 for (int64_t j = 0; j < 3; ++j) {
                   const int64_t ih = oh - c.ph + i, iw = ow - c.pw + j;
                   if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                  gw_want[static_cast<size_t>(((o * C + ci) * 3 + i) * 3 + j)] +=
-                      gyv[static_cast<size_t>(((n * c.oc + o) * OH + oh) * OW + ow)] *
-                      xv[static_cast<size_t>(((n * C + ci) * H + ih) * W + iw)];
+                  const auto xi = static_cast<size_t>(((n * C + ci) * H + ih) * W + iw);
+                  const auto wi = static_cast<size_t>(((o * C + ci) * 3 + i) * 3 + j);
+                  const auto yi = static_cast<size_t>(((n * c.oc + o) * OH + oh) * OW + ow);
+                  gx_want[xi] += gyv[yi] * wv[wi];
+                  gw_want[wi] += gyv[yi] * xv[xi];
                 }
+    near(gx.to_vector<double>(), gx_want);
     near(gw.to_vector<double>(), gw_want);
   }
 }
