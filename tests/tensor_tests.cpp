@@ -221,3 +221,29 @@ TEST_CASE("Shape: moves keep the sizes, inline and on the heap") {
   grown.push_back(9);
   CHECK(grown == Shape{7, 7, 9});
 }
+
+TEST_CASE("allocator: blocks from 64 KiB up are kept for reuse, and empty_cache returns them") {
+  if (cpu_allocator_is_exact()) return;  // the sanitizer build never reuses a block, by design
+  cpu_empty_cache();
+  const size_t bytes = 64 * 1024, before = cpu_allocator_stats().cached;
+  const void* first = nullptr;
+  {
+    const Tensor t = empty({static_cast<int64_t>(bytes / 4)});  // float32: exactly 64 KiB
+    first = t.data_ptr();
+  }
+  CHECK(cpu_allocator_stats().cached == before + bytes);
+  {
+    // A block of the same size comes back: the warm pages of the last one, no fresh fault.
+    const Tensor again = empty({static_cast<int64_t>(bytes / 8)}, kFloat64);
+    CHECK(again.data_ptr() == first);
+    CHECK(cpu_allocator_stats().cached == before);
+  }
+  {
+    // Just under the threshold: malloc's, not kept.
+    const Tensor small = empty({static_cast<int64_t>(bytes / 4) - 16});
+    CHECK(small.numel() > 0);
+  }
+  CHECK(cpu_allocator_stats().cached == before + bytes);
+  cpu_empty_cache();
+  CHECK(cpu_allocator_stats().cached == 0);
+}
