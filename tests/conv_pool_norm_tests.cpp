@@ -182,21 +182,16 @@ TEST_CASE("conv2d: equals the direct loop over strides, paddings, dilations and 
   }
 }
 
-// float32 3x3 stride-1 convs on rows wide enough for the Winograd path (backends/cpu/
-// conv_winograd.h, on CPUs with AVX2): odd and even output sizes, paddings 0 to 2, and the input
-// gradient (the same kernels over the output gradient) and, for 16 or 32 input channels, the
-// weight gradient, against the adjoints of the direct loop.
-// Winograd's transforms round more than a direct sum: within 2e-5 of the largest |value|.
-TEST_CASE("conv2d: 3x3 stride 1 float32 forward and gradients on wide rows") {
-  struct Case {
-    std::vector<int64_t> x;
-    int64_t oc, ph, pw;
-  };
-  const std::vector<Case> cases = {{{2, 5, 7, 30}, 7, 1, 1},
-                                   {{1, 4, 6, 31}, 9, 2, 0},
-                                   {{2, 3, 5, 30}, 17, 0, 2},
-                                   {{3, 16, 5, 29}, 6, 1, 1},
-                                   {{2, 32, 4, 28}, 9, 0, 2}};
+namespace {
+
+// A float32 3x3 stride-1 conv against the direct loop: forward (with bias), the input gradient
+// and the weight gradient (the adjoints of the direct loop). Winograd's transforms round more
+// than a direct sum: within 2e-5 of the largest |value|.
+struct WinogradCase {
+  std::vector<int64_t> x;
+  int64_t oc, ph, pw;
+};
+void check_winograd(const WinogradCase& c, double seed) {
   const auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
     double scale = 0;
     for (double v : want) scale = std::max(scale, std::abs(v));
@@ -206,48 +201,78 @@ TEST_CASE("conv2d: 3x3 stride 1 float32 forward and gradients on wide rows") {
       CHECK(std::abs(got[i] - want[i]) <= 2e-5 * scale);
     }
   };
-  for (size_t k = 0; k < cases.size(); ++k) {
-    const Case& c = cases[k];
-    INFO("case ", k);
-    const Tensor x = wave(c.x, 0.37 + 0.01 * static_cast<double>(k), 0.1);
-    const Tensor w = wave({c.oc, c.x[1], 3, 3}, 0.23, 0.5), b = wave({c.oc}, 1.1, 0.2);
-    const Tensor y = conv2d(x.to(kFloat32), w.to(kFloat32), b.to(kFloat32), {1}, {c.ph, c.pw});
-    std::vector<double> want = direct_conv2d(x, w, 1, 1, c.ph, c.pw, 1, 1, 1, y.shape());
-    const std::vector<double> bias = b.to_vector<double>();
-    const int64_t plane = y.size(2) * y.size(3);
-    for (size_t i = 0; i < want.size(); ++i)
-      want[i] += bias[(i / static_cast<size_t>(plane)) % static_cast<size_t>(c.oc)];
-    near(y.to_vector<double>(), want);
+  const Tensor x = wave(c.x, 0.37 + 0.01 * seed, 0.1);
+  const Tensor w = wave({c.oc, c.x[1], 3, 3}, 0.23, 0.5), b = wave({c.oc}, 1.1, 0.2);
+  const Tensor y = conv2d(x.to(kFloat32), w.to(kFloat32), b.to(kFloat32), {1}, {c.ph, c.pw});
+  std::vector<double> want = direct_conv2d(x, w, 1, 1, c.ph, c.pw, 1, 1, 1, y.shape());
+  const std::vector<double> bias = b.to_vector<double>();
+  const int64_t plane = y.size(2) * y.size(3);
+  for (size_t i = 0; i < want.size(); ++i)
+    want[i] += bias[(i / static_cast<size_t>(plane)) % static_cast<size_t>(c.oc)];
+  near(y.to_vector<double>(), want);
 
-    // Both gradients are adjoints of the direct loop: every tap pairs x[n, ci, ih, iw],
-    // w[o, ci, i, j] and y[n, o, oh, ow] with ih = oh - ph + i, iw = ow - pw + j, so
-    // gx[x] += gy[y] w[w] and gw[w] += gy[y] x[x] over the taps inside the input.
-    const Tensor gy = wave({c.x[0], c.oc, y.size(2), y.size(3)}, 0.71, 0.3);
-    const Tensor gx =
-        conv_backward_input(gy.to(kFloat32), w.to(kFloat32), x.shape(), {1}, {c.ph, c.pw});
-    const Tensor gw =
-        conv_backward_weight(gy.to(kFloat32), x.to(kFloat32), w.shape(), {1}, {c.ph, c.pw});
-    const std::vector<double> gyv = gy.to_vector<double>(), wv = w.to_vector<double>();
-    const std::vector<double> xv = x.to_vector<double>();
-    const int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3], OH = y.size(2), OW = y.size(3);
-    std::vector<double> gx_want(xv.size(), 0.0), gw_want(wv.size(), 0.0);
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t o = 0; o < c.oc; ++o)
-        for (int64_t oh = 0; oh < OH; ++oh)
-          for (int64_t ow = 0; ow < OW; ++ow)
-            for (int64_t ci = 0; ci < C; ++ci)
-              for (int64_t i = 0; i < 3; ++i)
-                for (int64_t j = 0; j < 3; ++j) {
-                  const int64_t ih = oh - c.ph + i, iw = ow - c.pw + j;
-                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                  const auto xi = static_cast<size_t>(((n * C + ci) * H + ih) * W + iw);
-                  const auto wi = static_cast<size_t>(((o * C + ci) * 3 + i) * 3 + j);
-                  const auto yi = static_cast<size_t>(((n * c.oc + o) * OH + oh) * OW + ow);
-                  gx_want[xi] += gyv[yi] * wv[wi];
-                  gw_want[wi] += gyv[yi] * xv[xi];
-                }
-    near(gx.to_vector<double>(), gx_want);
-    near(gw.to_vector<double>(), gw_want);
+  // Both gradients are adjoints of the direct loop: every tap pairs x[n, ci, ih, iw],
+  // w[o, ci, i, j] and y[n, o, oh, ow] with ih = oh - ph + i, iw = ow - pw + j, so
+  // gx[x] += gy[y] w[w] and gw[w] += gy[y] x[x] over the taps inside the input.
+  const Tensor gy = wave({c.x[0], c.oc, y.size(2), y.size(3)}, 0.71, 0.3);
+  const Tensor gx =
+      conv_backward_input(gy.to(kFloat32), w.to(kFloat32), x.shape(), {1}, {c.ph, c.pw});
+  const Tensor gw =
+      conv_backward_weight(gy.to(kFloat32), x.to(kFloat32), w.shape(), {1}, {c.ph, c.pw});
+  const std::vector<double> gyv = gy.to_vector<double>(), wv = w.to_vector<double>();
+  const std::vector<double> xv = x.to_vector<double>();
+  const int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3], OH = y.size(2), OW = y.size(3);
+  std::vector<double> gx_want(xv.size(), 0.0), gw_want(wv.size(), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < c.oc; ++o)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow)
+          for (int64_t ci = 0; ci < C; ++ci)
+            for (int64_t i = 0; i < 3; ++i)
+              for (int64_t j = 0; j < 3; ++j) {
+                const int64_t ih = oh - c.ph + i, iw = ow - c.pw + j;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                const auto xi = static_cast<size_t>(((n * C + ci) * H + ih) * W + iw);
+                const auto wi = static_cast<size_t>(((o * C + ci) * 3 + i) * 3 + j);
+                const auto yi = static_cast<size_t>(((n * c.oc + o) * OH + oh) * OW + ow);
+                gx_want[xi] += gyv[yi] * wv[wi];
+                gw_want[wi] += gyv[yi] * xv[xi];
+              }
+  near(gx.to_vector<double>(), gx_want);
+  near(gw.to_vector<double>(), gw_want);
+}
+
+}  // namespace
+
+// Rows wide enough for the Winograd path's tile-row layout (backends/cpu/conv_winograd.h, on
+// CPUs with AVX2): odd and even output sizes, paddings 0 to 2; the weight gradient takes the
+// Winograd path for 16 or 32 input channels.
+TEST_CASE("conv2d: 3x3 stride 1 float32 forward and gradients on wide rows") {
+  const std::vector<WinogradCase> cases = {{{2, 5, 7, 30}, 7, 1, 1},
+                                           {{1, 4, 6, 31}, 9, 2, 0},
+                                           {{2, 3, 5, 30}, 17, 0, 2},
+                                           {{3, 16, 5, 29}, 6, 1, 1},
+                                           {{2, 32, 4, 28}, 9, 0, 2}};
+  for (size_t k = 0; k < cases.size(); ++k) {
+    INFO("case ", k);
+    check_winograd(cases[k], static_cast<double>(k));
+  }
+}
+
+// Small images for the packed layout (tiles of the whole image in the lanes): the digits CNN's
+// 8x8 (16 tiles), odd sizes whose last tile row or column is half outside, a batch of 1, images
+// of several groups of 16 tiles (10x12: 30 tiles; 14x15 by padding 2: 64), an output past its
+// input (padding 2), channel counts that are not multiples of 16 (forward and input gradient
+// only) and 16 or 32 (the weight gradient too), and output channels not a multiple of 8.
+TEST_CASE("conv2d: 3x3 stride 1 float32 forward and gradients on small images") {
+  const std::vector<WinogradCase> cases = {
+      {{3, 16, 8, 8}, 32, 1, 1},  {{1, 16, 8, 8}, 13, 1, 1}, {{2, 1, 8, 8}, 16, 1, 1},
+      {{2, 5, 7, 7}, 11, 1, 1},   {{1, 32, 7, 8}, 9, 1, 1},  {{2, 3, 10, 12}, 6, 1, 1},
+      {{1, 16, 12, 13}, 5, 2, 2}, {{2, 4, 7, 7}, 3, 2, 2},   {{1, 16, 10, 6}, 17, 0, 2},
+  };
+  for (size_t k = 0; k < cases.size(); ++k) {
+    INFO("case ", k);
+    check_winograd(cases[k], static_cast<double>(k));
   }
 }
 

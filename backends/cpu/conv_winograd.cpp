@@ -37,6 +37,19 @@ bool fills_lanes(int64_t width) {
   return tiles * 4 >= lanes * 3;
 }
 
+// The packed layout's test: the image's tiles, in row-major order, fill 3/4 of their groups of
+// 16 (an 8x8 output: 16 tiles, one whole vector).
+bool fills_packed(int64_t height, int64_t width) {
+  const int64_t tiles = (height + 1) / 2 * ((width + 1) / 2), lanes = (tiles + 15) / 16 * 16;
+  return tiles * 4 >= lanes * 3;
+}
+
+// Whether an image of this output size runs in one of the layouts: tile rows when they fill the
+// lanes (as before the packed layout existed), else the packed layout.
+bool layout_fits(int64_t height, int64_t width) {
+  return fills_lanes(width) || fills_packed(height, width);
+}
+
 Problem problem(int64_t c, int64_t k, int64_t h, int64_t w, int64_t ph, int64_t pw) {
   Problem p{};
   p.c = c;
@@ -52,6 +65,9 @@ Problem problem(int64_t c, int64_t k, int64_t h, int64_t w, int64_t ph, int64_t 
   p.vectors = (p.tiles + 15) / 16;
   p.stage_w = 16 * p.vectors + 1;
   p.stage_h = 2 * p.tile_rows + 2;
+  p.flat_tiles = p.tile_rows * p.tiles;
+  p.groups = (p.flat_tiles + 15) / 16;
+  p.plane = (16 * p.groups + p.tiles + 15) / 16 * 16;
   return p;
 }
 
@@ -102,7 +118,7 @@ class Aligned {
 };
 
 void run(const Problem& p, int64_t n, const float* x, float* y) {
-  const auto kernel = best_kernels()->conv;
+  const auto kernel = fills_lanes(p.ow) ? best_kernels()->conv : best_kernels()->packed_conv;
   const int64_t in_size = p.c * p.h * p.w, out_size = p.k * p.oh * p.ow;
   parallel_for(0, n, 1, [&](int64_t lo, int64_t hi) {
     const Aligned scratch(kernel_scratch(p));
@@ -119,13 +135,20 @@ int64_t kernel_scratch(const Problem& p) {
   const int64_t cols = 2 * p.vectors * 16 + 2;
   const int64_t weight = round16(p.k * p.stage_h * 2 * p.stage_w) +
                          round16(p.stage_h * cols * p.c) + 16 * p.k * 16 + 16 * 16 * p.c;
-  return std::max(conv, weight);
+  // The packed layout's: H planes, V, M and a padded row; staged gy tiles, channel-last x, DY, V.
+  const int64_t packed_conv =
+      p.c * 8 * p.plane + 16 * p.c * 16 + 16 * 8 * 16 + round16(2 * p.tiles + 2);
+  const int64_t packed_weight = round16(p.k * 4 * 16 * p.groups) +
+                                round16(p.stage_h * (2 * p.tiles + 2) * p.c) + 16 * p.k * 16 +
+                                16 * 16 * p.c;
+  return std::max({conv, weight, packed_conv, packed_weight});
 }
 
 bool fits(const ConvGeometry& g) {
   return best_kernels() != nullptr && g.spatial == 2 && g.groups == 1 && g.kh == 3 && g.kw == 3 &&
          g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.ph <= 2 && g.pw <= 2 && g.n > 0 &&
-         g.c > 0 && g.oc > 0 && g.oh > 0 && g.ow > 0 && fills_lanes(g.ow) && fills_lanes(g.w);
+         g.c > 0 && g.oc > 0 && g.oh > 0 && g.ow > 0 && layout_fits(g.oh, g.ow) &&
+         layout_fits(g.h, g.w);
 }
 
 void forward(const float* x, const float* w, const float* bias, const ConvGeometry& g, float* y) {
@@ -150,7 +173,7 @@ bool fits_weight(const ConvGeometry& g) { return fits(g) && g.c % 16 == 0; }
 // Sums over images in a fixed number of parts (each in image order, added in part order), so
 // the result does not depend on the thread count; then gw[o][c] = G^T S[o][c] G.
 void backward_weight(const float* gy, const float* x, const ConvGeometry& g, float* gw) {
-  const auto kernel = best_kernels()->weight;
+  const auto kernel = fills_lanes(g.ow) ? best_kernels()->weight : best_kernels()->packed_weight;
   const Problem p = problem(g.c, g.oc, g.h, g.w, g.ph, g.pw);
   const int64_t parts = std::min<int64_t>(g.n, 4), acc_size = 16 * g.c * g.oc;
   const int64_t in_size = p.c * p.h * p.w, out_size = p.k * p.oh * p.ow;

@@ -33,13 +33,22 @@ struct Problem {
   int64_t vectors;    // groups of 16 tiles per tile row
   int64_t stage_w;    // 16 * vectors + 1: one staged row's even (or odd) columns
   int64_t stage_h;    // 2 * tile_rows + 2 staged rows per channel
+  // The packed layout (conv_winograd_packed.h), for images whose tile rows are short: lanes over
+  // the image's tiles in row-major order.
+  int64_t flat_tiles;  // tile_rows * tiles
+  int64_t groups;      // groups of 16 of them
+  int64_t plane;       // floats per staged plane: 16 * groups + tiles, rounded up to 16
 };
 
 // Per image: conv runs x -> y; weight adds the image's products to acc (16 * C * K floats). Their
 // scratch holds kernel_scratch(p) floats; scratch and acc are 64-byte aligned.
+// The packed_ pair is the same over the packed layout.
 struct Kernels {
   void (*conv)(const Problem& p, const float* x, float* y, float* scratch);
   void (*weight)(const Problem& p, const float* x, const float* gy, float* acc, float* scratch);
+  void (*packed_conv)(const Problem& p, const float* x, float* y, float* scratch);
+  void (*packed_weight)(const Problem& p, const float* x, const float* gy, float* acc,
+                        float* scratch);
 };
 int64_t kernel_scratch(const Problem& p);
 Kernels avx2_kernels();

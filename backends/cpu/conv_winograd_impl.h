@@ -194,31 +194,37 @@ void grad_tiles(const Problem& g, const float* stage, int64_t tr, int64_t t0, fl
   }
 }
 
-// vt[(q * 16 + t) * cvecs + cv]: B^T d B of tile t0 + t, channels 16 cv .. 16 cv + 15.
+// vt[(q * 16 + t) * cvecs + cv]: B^T d B of the tile at tile row tr, tile column tc, channels
+// 16 cv .. 16 cv + 15.
+void channel_tile(const Problem& p, const float* xs, int64_t cols, int64_t tr, int64_t tc,
+                  int64_t t, Vec* vt) {
+  const int64_t cvecs = p.c / kLanes;
+  for (int64_t cv = 0; cv < cvecs; ++cv) {
+    Vec d[4][4];
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j)
+        d[i][j] = load(xs + ((2 * tr + i) * cols + 2 * tc + j) * p.c + cv * kLanes);
+    Vec h[4][4];  // B^T d
+    for (int j = 0; j < 4; ++j) {
+      h[0][j] = d[0][j] - d[2][j];
+      h[1][j] = d[1][j] + d[2][j];
+      h[2][j] = d[2][j] - d[1][j];
+      h[3][j] = d[1][j] - d[3][j];
+    }
+    for (int i = 0; i < 4; ++i) {
+      Vec* out = vt + ((i * 4) * kLanes + t) * cvecs + cv;
+      out[0] = h[i][0] - h[i][2];
+      out[kLanes * cvecs] = h[i][1] + h[i][2];
+      out[2 * kLanes * cvecs] = h[i][2] - h[i][1];
+      out[3 * kLanes * cvecs] = h[i][1] - h[i][3];
+    }
+  }
+}
+
+// The 16 tiles from t0 of tile row tr.
 void channel_tiles(const Problem& p, const float* xs, int64_t cols, int64_t tr, int64_t t0,
                    Vec* vt) {
-  const int64_t cvecs = p.c / kLanes;
-  for (int64_t t = 0; t < kLanes; ++t)
-    for (int64_t cv = 0; cv < cvecs; ++cv) {
-      Vec d[4][4];
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j)
-          d[i][j] = load(xs + ((2 * tr + i) * cols + 2 * (t0 + t) + j) * p.c + cv * kLanes);
-      Vec h[4][4];  // B^T d
-      for (int j = 0; j < 4; ++j) {
-        h[0][j] = d[0][j] - d[2][j];
-        h[1][j] = d[1][j] + d[2][j];
-        h[2][j] = d[2][j] - d[1][j];
-        h[3][j] = d[1][j] - d[3][j];
-      }
-      for (int i = 0; i < 4; ++i) {
-        Vec* out = vt + ((i * 4) * kLanes + t) * cvecs + cv;
-        out[0] = h[i][0] - h[i][2];
-        out[kLanes * cvecs] = h[i][1] + h[i][2];
-        out[2 * kLanes * cvecs] = h[i][2] - h[i][1];
-        out[3 * kLanes * cvecs] = h[i][1] - h[i][3];
-      }
-    }
+  for (int64_t t = 0; t < kLanes; ++t) channel_tile(p, xs, cols, tr, t0 + t, t, vt);
 }
 
 // acc[(q * cvecs + cv) * K + o] += sum over the 16 tiles of dy[q][o][t] vt[q][t][cv].
