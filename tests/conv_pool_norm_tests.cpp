@@ -260,15 +260,17 @@ TEST_CASE("conv2d: 3x3 stride 1 float32 forward and gradients on wide rows") {
 }
 
 // Small images for the packed layout (tiles of the whole image in the lanes): the digits CNN's
-// 8x8 (16 tiles), odd sizes whose last tile row or column is half outside, a batch of 1, images
-// of several groups of 16 tiles (10x12: 30 tiles; 14x15 by padding 2: 64), an output past its
-// input (padding 2), channel counts that are not multiples of 16 (forward and input gradient
-// only) and 16 or 32 (the weight gradient too), and output channels not a multiple of 8.
+// 8x8 (16 tiles), the shortcut stores of whole 4- or 8-tile rows (8 or 16 wide) next to a
+// last group that is not whole (12x8), odd sizes whose last tile row or column is half outside, a
+// batch of 1, images of several groups of 16 tiles (10x12: 30 tiles; 14x15 by padding 2: 64), an
+// output past its input (padding 2), channel counts that are not multiples of 16 (forward and input
+// gradient only) and 16 or 32 (the weight gradient too), and output channels not a multiple of 8.
 TEST_CASE("conv2d: 3x3 stride 1 float32 forward and gradients on small images") {
   const std::vector<WinogradCase> cases = {
       {{3, 16, 8, 8}, 32, 1, 1},  {{1, 16, 8, 8}, 13, 1, 1}, {{2, 1, 8, 8}, 16, 1, 1},
       {{2, 5, 7, 7}, 11, 1, 1},   {{1, 32, 7, 8}, 9, 1, 1},  {{2, 3, 10, 12}, 6, 1, 1},
       {{1, 16, 12, 13}, 5, 2, 2}, {{2, 4, 7, 7}, 3, 2, 2},   {{1, 16, 10, 6}, 17, 0, 2},
+      {{2, 16, 8, 16}, 10, 1, 1},  {{1, 16, 12, 8}, 8, 1, 1},
   };
   for (size_t k = 0; k < cases.size(); ++k) {
     INFO("case ", k);

@@ -67,7 +67,9 @@ Problem problem(int64_t c, int64_t k, int64_t h, int64_t w, int64_t ph, int64_t 
   p.stage_h = 2 * p.tile_rows + 2;
   p.flat_tiles = p.tile_rows * p.tiles;
   p.groups = (p.flat_tiles + 15) / 16;
-  p.plane = (16 * p.groups + p.tiles + 15) / 16 * 16;
+  // Room for the reads of the last group (16 * groups + tiles) and the spill of the last row's
+  // stores ((tile_rows + 1) * tiles + 16, the larger).
+  p.plane = ((p.tile_rows + 1) * p.tiles + 16 + 15) / 16 * 16;
   return p;
 }
 
@@ -121,7 +123,9 @@ void run(const Problem& p, int64_t n, const float* x, float* y) {
   const auto kernel = fills_lanes(p.ow) ? best_kernels()->conv : best_kernels()->packed_conv;
   const int64_t in_size = p.c * p.h * p.w, out_size = p.k * p.oh * p.ow;
   parallel_for(0, n, 1, [&](int64_t lo, int64_t hi) {
-    const Aligned scratch(kernel_scratch(p));
+    const int64_t size = kernel_scratch(p);
+    const Aligned scratch(size);
+    std::fill(scratch.get(), scratch.get() + size, 0.0f);  // the packed kernel's padding
     for (int64_t i = lo; i < hi; ++i) kernel(p, x + i * in_size, y + i * out_size, scratch.get());
   });
 }
@@ -137,10 +141,9 @@ int64_t kernel_scratch(const Problem& p) {
                          round16(p.stage_h * cols * p.c) + 16 * p.k * 16 + 16 * 16 * p.c;
   // The packed layout's: H planes, V, M and a padded row; staged gy tiles, channel-last x, DY, V.
   const int64_t packed_conv =
-      p.c * 8 * p.plane + 16 * p.c * 16 + 16 * 8 * 16 + round16(2 * p.tiles + 2);
-  const int64_t packed_weight = round16(p.k * 4 * 16 * p.groups) +
-                                round16(p.stage_h * (2 * p.tiles + 2) * p.c) + 16 * p.k * 16 +
-                                16 * 16 * p.c;
+      p.c * 8 * p.plane + 16 * p.c * 16 + 16 * 8 * 16 + p.c * p.stage_h * (2 * p.tiles + 2) + 48;
+  const int64_t packed_weight =
+      round16(p.stage_h * (2 * p.tiles + 2) * p.c) + 16 * p.k * 16 + 16 * 16 * p.c + 16 * p.c * p.k;
   return std::max({conv, weight, packed_conv, packed_weight});
 }
 
@@ -173,19 +176,27 @@ bool fits_weight(const ConvGeometry& g) { return fits(g) && g.c % 16 == 0; }
 // Sums over images in a fixed number of parts (each in image order, added in part order), so
 // the result does not depend on the thread count; then gw[o][c] = G^T S[o][c] G.
 void backward_weight(const float* gy, const float* x, const ConvGeometry& g, float* gw) {
-  const auto kernel = fills_lanes(g.ow) ? best_kernels()->weight : best_kernels()->packed_weight;
+  const bool packed = !fills_lanes(g.ow);
+  const auto kernel = packed ? best_kernels()->packed_weight : best_kernels()->weight;
   const Problem p = problem(g.c, g.oc, g.h, g.w, g.ph, g.pw);
   const int64_t parts = std::min<int64_t>(g.n, 4), acc_size = 16 * g.c * g.oc;
   const int64_t in_size = p.c * p.h * p.w, out_size = p.k * p.oh * p.ow;
   const Aligned acc(parts * acc_size);
   parallel_for(0, parts, 1, [&](int64_t lo, int64_t hi) {
-    const Aligned scratch(kernel_scratch(p)), image(acc_size);
+    const int64_t size = kernel_scratch(p);
+    const Aligned scratch(size), image(packed ? 0 : acc_size);
+    std::fill(scratch.get(), scratch.get() + size, 0.0f);  // the packed kernel's padding
     for (int64_t part = lo; part < hi; ++part) {
       float* a = acc.get() + part * acc_size;
       std::fill(a, a + acc_size, 0.0f);
       // Each image's sums apart, then added: short float32 sums (the transformed values are up
-      // to 16 times the inputs, so long running sums would lose more than the GEMM's).
+      // to 16 times the inputs, so long running sums would lose more than the GEMM's). The
+      // packed kernel keeps its image's sums apart itself.
       for (int64_t i = part * g.n / parts; i < (part + 1) * g.n / parts; ++i) {
+        if (packed) {
+          kernel(p, x + i * in_size, gy + i * out_size, a, scratch.get());
+          continue;
+        }
         std::fill(image.get(), image.get() + acc_size, 0.0f);
         kernel(p, x + i * in_size, gy + i * out_size, image.get(), scratch.get());
         for (int64_t k = 0; k < acc_size; ++k) a[k] += image.get()[k];

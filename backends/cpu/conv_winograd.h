@@ -37,12 +37,14 @@ struct Problem {
   // the image's tiles in row-major order.
   int64_t flat_tiles;  // tile_rows * tiles
   int64_t groups;      // groups of 16 of them
-  int64_t plane;       // floats per staged plane: 16 * groups + tiles, rounded up to 16
+  int64_t plane;       // floats per staged plane: (tile_rows + 1) * tiles + 16, rounded up
 };
 
 // Per image: conv runs x -> y; weight adds the image's products to acc (16 * C * K floats). Their
 // scratch holds kernel_scratch(p) floats; scratch and acc are 64-byte aligned.
-// The packed_ pair is the same over the packed layout.
+// The packed_ pair is the same over the packed layout, except that packed_weight adds to acc
+// the image's own sums (kept apart in scratch first); both need a scratch that is zero at a
+// task's first image.
 struct Kernels {
   void (*conv)(const Problem& p, const float* x, float* y, float* scratch);
   void (*weight)(const Problem& p, const float* x, const float* gy, float* acc, float* scratch);

@@ -227,21 +227,22 @@ void channel_tiles(const Problem& p, const float* xs, int64_t cols, int64_t tr, 
   for (int64_t t = 0; t < kLanes; ++t) channel_tile(p, xs, cols, tr, t0 + t, t, vt);
 }
 
-// acc[(q * cvecs + cv) * K + o] += sum over the 16 tiles of dy[q][o][t] vt[q][t][cv].
-template <int kBlock>
-void weight_products(const Problem& p, const float* dy, const Vec* vt, int64_t o0, Vec* acc) {
+// to[(q * cvecs + cv) * K + o] = from[same] (nullptr: 0) + the sum over the 16 tiles of
+// dy[q][o][t] vt[q][t][cv]; with add, that sum is added to to[] instead of stored.
+template <int kBlock> void weight_products(const Problem& p, const float* dy, const Vec* vt,
+                                           int64_t o0, const Vec* from, Vec* to, bool add) {
   const int64_t cvecs = p.c / kLanes;
   for (int q = 0; q < 16; ++q)
     for (int64_t cv = 0; cv < cvecs; ++cv) {
-      Vec* a = acc + (q * cvecs + cv) * p.k + o0;
+      const int64_t at = (q * cvecs + cv) * p.k + o0;
       Vec sum[kBlock];
-      for (int j = 0; j < kBlock; ++j) sum[j] = a[j];
+      for (int j = 0; j < kBlock; ++j) sum[j] = from ? from[at + j] : Vec{};
       const float* dq = dy + (q * p.k + o0) * kLanes;
       for (int t = 0; t < kLanes; ++t) {
         const Vec v = vt[(q * kLanes + t) * cvecs + cv];
         for (int j = 0; j < kBlock; ++j) sum[j] += v * dq[j * kLanes + t];
       }
-      for (int j = 0; j < kBlock; ++j) a[j] = sum[j];
+      for (int j = 0; j < kBlock; ++j) to[at + j] = add ? to[at + j] + sum[j] : sum[j];
     }
 }
 
@@ -266,8 +267,8 @@ void weight_image(const Problem& p, const float* x, const float* gy, float* acc,
       grad_tiles(g, stage, tr, t0, dy);
       channel_tiles(p, xs, cols, tr, t0, vt);
       int64_t o0 = 0;
-      for (; o0 + kBlock <= p.k; o0 += kBlock) weight_products<kBlock>(p, dy, vt, o0, a);
-      for (; o0 < p.k; ++o0) weight_products<1>(p, dy, vt, o0, a);
+      for (; o0 + kBlock <= p.k; o0 += kBlock) weight_products<kBlock>(p, dy, vt, o0, a, a, false);
+      for (; o0 < p.k; ++o0) weight_products<1>(p, dy, vt, o0, a, a, false);
     }
 }
 

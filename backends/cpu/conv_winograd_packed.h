@@ -14,32 +14,48 @@
 namespace tg::cpu::winograd {
 namespace {
 
-// The 8 planes of every channel, plane floats apart: H[c][a][q][r][tc], zero past the image.
-// row: 2 * tiles + 2 floats of scratch (one padded row).
-void stage_packed(const Problem& p, const float* x, float* h, float* row) {
-  const int64_t width = 2 * p.tiles + 2, used = (p.tile_rows + 1) * p.tiles;
+// Every channel's padded plane, [C][stage_h][2 * tiles + 2], from a scratch whose padding is
+// still zero: only the image's own positions are written, so the zeros around them stay.
+void pad_packed(const Problem& p, const float* x, float* padded) {
+  const int64_t width = 2 * p.tiles + 2;
+  for (int64_t c = 0; c < p.c; ++c)
+    for (int64_t iy = 0; iy < p.h; ++iy) {
+      const float* src = x + (c * p.h + iy) * p.w;
+      float* dst = padded + (c * p.stage_h + iy + p.ph) * width + p.pw;
+      for (int64_t k = 0; k < p.w; ++k) dst[k] = src[k];  // width >= w + 2 pw: the row fits
+    }
+}
+
+// The 8 planes of every channel, plane floats apart: H[c][a][q][r][tc]. A padded row's 16 tiles
+// from tc0 read its columns 2 tc0 .. 2 tc0 + 33: two pairs of vectors, split into even and odd
+// columns. Lanes past the row's tiles spill into the next row's place (written after) or past
+// the plane's last row (plane leaves room); they read the next row or the zeros past the padded
+// planes, so all stay finite.
+void stage_packed(const Problem& p, const float* padded, float* h) {
+  const int64_t width = 2 * p.tiles + 2;
   for (int64_t c = 0; c < p.c; ++c) {
     float* hc = h + c * 8 * p.plane;
     for (int64_t r = 0; r < p.stage_h; ++r) {
-      const int64_t iy = r - p.ph;
-      for (int64_t k = 0; k < width; ++k) row[k] = 0.0f;
-      if (iy >= 0 && iy < p.h) {  // width >= w + 2 pw: the row fits whole
-        const float* src = x + (c * p.h + iy) * p.w;
-        for (int64_t k = 0; k < p.w; ++k) row[p.pw + k] = src[k];
-      }
+      const float* row = padded + (c * p.stage_h + r) * width;
       float* out = hc + (r % 2) * 4 * p.plane + (r / 2) * p.tiles;
-      for (int64_t tc = 0; tc < p.tiles; ++tc) {
-        const float e0 = row[2 * tc], o0 = row[2 * tc + 1];
-        const float e1 = row[2 * tc + 2], o1 = row[2 * tc + 3];
-        out[tc] = e0 - e1;
-        out[p.plane + tc] = o0 + e1;
-        out[2 * p.plane + tc] = e1 - o0;
-        out[3 * p.plane + tc] = o0 - o1;
+      for (int64_t tc0 = 0; tc0 < p.tiles; tc0 += kLanes) {
+        const float* at = row + 2 * tc0;
+        const Vec a = load(at), b = load(at + kLanes), a2 = load(at + 2),
+                  b2 = load(at + 2 + kLanes);
+        const Vec e0 = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
+                                               26, 28, 30);
+        const Vec o0 = __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25,
+                                               27, 29, 31);
+        const Vec e1 = __builtin_shufflevector(a2, b2, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
+                                               24, 26, 28, 30);
+        const Vec o1 = __builtin_shufflevector(a2, b2, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,
+                                               25, 27, 29, 31);
+        store(out + tc0, e0 - e1);
+        store(out + p.plane + tc0, o0 + e1);
+        store(out + 2 * p.plane + tc0, e1 - o0);
+        store(out + 3 * p.plane + tc0, o0 - o1);
       }
     }
-    // The last group's lanes past the image read these: finite, and never written out.
-    for (int64_t plane = 0; plane < 8; ++plane)
-      for (int64_t k = used; k < p.plane; ++k) hc[plane * p.plane + k] = 0.0f;
   }
 }
 
@@ -60,14 +76,9 @@ void input_packed(const Problem& p, const float* h, int64_t t0, Vec* v) {
   }
 }
 
-// Row a (0 or 1) of the tiles from t0 into one output plane: columns 2 tc (even) and 2 tc + 1
-// (odd) interleaved, then one copy per tile row the 16 tiles touch.
-void write_packed(const Problem& p, float* plane, int a, Vec even, Vec odd, int64_t t0) {
-  float pairs[2 * kLanes];
-  store(pairs,
-        __builtin_shufflevector(even, odd, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
-  store(pairs + kLanes, __builtin_shufflevector(even, odd, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
-                                                29, 14, 30, 15, 31));
+// Row a (0 or 1) of the tiles from t0 into one output plane, from their columns interleaved
+// (pairs: 2 tc, 2 tc + 1): one copy per tile row the 16 tiles touch.
+void write_rows(const Problem& p, float* plane, int a, const float* pairs, int64_t t0) {
   const int64_t end = t0 + kLanes < p.flat_tiles ? t0 + kLanes : p.flat_tiles;
   for (int64_t t = t0; t < end;) {
     const int64_t tr = t / p.tiles, tc = t % p.tiles;
@@ -83,6 +94,48 @@ void write_packed(const Problem& p, float* plane, int a, Vec even, Vec odd, int6
   }
 }
 
+// The 2x2 outputs (y00 y01 / y10 y11) of the 16 tiles from t0 into one output plane. When the
+// tiles are 4 or 8 whole tile rows of an even-sized output (the digits' 8x8), their outputs are
+// the 64 consecutive floats from output row 2 t0 / tiles: four stores of shuffled lanes.
+void write_tiles(const Problem& p, float* plane, Vec y00, Vec y01, Vec y10, Vec y11, int64_t t0) {
+  const Vec r0lo =
+      __builtin_shufflevector(y00, y01, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const Vec r0hi = __builtin_shufflevector(y00, y01, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
+                                           14, 30, 15, 31);
+  const Vec r1lo =
+      __builtin_shufflevector(y10, y11, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const Vec r1hi = __builtin_shufflevector(y10, y11, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
+                                           14, 30, 15, 31);
+  const bool whole = p.ow == 2 * p.tiles && 2 * (t0 / p.tiles + kLanes / p.tiles) <= p.oh &&
+                     t0 + kLanes <= p.flat_tiles;
+  float* out = plane + 2 * (t0 / p.tiles) * p.ow;
+  if (whole && p.tiles == 8) {  // rows of 16: row 0 of tile row 0, row 1, then tile row 1
+    store(out, r0lo);
+    store(out + kLanes, r1lo);
+    store(out + 2 * kLanes, r0hi);
+    store(out + 3 * kLanes, r1hi);
+    return;
+  }
+  if (whole && p.tiles == 4) {  // rows of 8: two output rows per store
+    store(out, __builtin_shufflevector(r0lo, r1lo, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21,
+                                       22, 23));
+    store(out + kLanes, __builtin_shufflevector(r0lo, r1lo, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25,
+                                                26, 27, 28, 29, 30, 31));
+    store(out + 2 * kLanes, __builtin_shufflevector(r0hi, r1hi, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18,
+                                                    19, 20, 21, 22, 23));
+    store(out + 3 * kLanes, __builtin_shufflevector(r0hi, r1hi, 8, 9, 10, 11, 12, 13, 14, 15, 24,
+                                                    25, 26, 27, 28, 29, 30, 31));
+    return;
+  }
+  float pairs[2 * kLanes];
+  store(pairs, r0lo);
+  store(pairs + kLanes, r0hi);
+  write_rows(p, plane, 0, pairs, t0);
+  store(pairs, r1lo);
+  store(pairs + kLanes, r1hi);
+  write_rows(p, plane, 1, pairs, t0);
+}
+
 // y = A^T M A + bias for output channels k0 .. k0 + kBlock, the 16 tiles from t0.
 template <int kBlock>
 void output_packed(const Problem& p, const Vec* m, int64_t k0, int64_t t0, float* y) {
@@ -94,20 +147,22 @@ void output_packed(const Problem& p, const Vec* m, int64_t k0, int64_t t0, float
       s1[q] = at(4 + q) - at(8 + q) - at(12 + q);
     }
     const float bias = p.bias ? p.bias[k0 + j] : 0.0f;
-    float* plane = y + (k0 + j) * p.oh * p.ow;
-    write_packed(p, plane, 0, s0[0] + s0[1] + s0[2] + bias, s0[1] - s0[2] - s0[3] + bias, t0);
-    write_packed(p, plane, 1, s1[0] + s1[1] + s1[2] + bias, s1[1] - s1[2] - s1[3] + bias, t0);
+    write_tiles(p, y + (k0 + j) * p.oh * p.ow, s0[0] + s0[1] + s0[2] + bias,
+                s0[1] - s0[2] - s0[3] + bias, s1[0] + s1[1] + s1[2] + bias,
+                s1[1] - s1[2] - s1[3] + bias, t0);
   }
 }
 
-// Scratch: H planes, V [16][C] vectors, M [16][8] vectors, one padded row.
+// Scratch: H planes, V [16][C] vectors, M [16][8] vectors, the padded planes and 48 floats past
+// them; zero at a task's first image (the padding is never written).
 template <int kBlock>
 void packed_image(const Problem& p, const float* x, float* y, float* scratch) {
   float* h = scratch;
   Vec* v = reinterpret_cast<Vec*>(h + p.c * 8 * p.plane);
   Vec* m = v + 16 * p.c;
-  float* row = reinterpret_cast<float*>(m + 16 * 8);
-  stage_packed(p, x, h, row);
+  float* padded = reinterpret_cast<float*>(m + 16 * 8);
+  pad_packed(p, x, padded);
+  stage_packed(p, padded, h);
   for (int64_t t0 = 0; t0 < p.flat_tiles; t0 += kLanes) {
     input_packed(p, h, t0, v);
     int64_t k0 = 0;
@@ -124,31 +179,55 @@ void packed_image(const Problem& p, const float* x, float* y, float* scratch) {
 
 // ---- the weight gradient over the packed layout (see weight_image) ---------------------------
 
-// gy's 2x2 tiles: planes G[o][a][b][t] = gy[o][2 tr + a][2 tc + b], 16 * groups floats each,
-// zero past the output.
-void stage_grad_packed(const Problem& p, const float* gy, float* gs) {
-  const int64_t len = kLanes * p.groups;
-  for (int64_t o = 0; o < p.k; ++o) {
-    float* go = gs + o * 4 * len;
-    for (int64_t k = 0; k < 4 * len; ++k) go[k] = 0.0f;
-    for (int64_t oy = 0; oy < p.oh; ++oy) {
-      const float* src = gy + (o * p.oh + oy) * p.ow;
-      float* even = go + 2 * (oy % 2) * len + (oy / 2) * p.tiles;
-      float* odd = even + len;
-      for (int64_t tc = 0; 2 * tc < p.ow; ++tc) even[tc] = src[2 * tc];
-      for (int64_t tc = 0; 2 * tc + 1 < p.ow; ++tc) odd[tc] = src[2 * tc + 1];
+// The 2x2 values (y00 y01 / y10 y11) of the 16 tiles from t0 of one [OH, OW] plane, zero past
+// it: write_tiles' inverse, with the same shortcut for whole rows of 4 or 8 tiles.
+void read_tiles(const Problem& p, const float* plane, int64_t t0, Vec y[4]) {
+  const bool whole = p.ow == 2 * p.tiles && 2 * (t0 / p.tiles + kLanes / p.tiles) <= p.oh &&
+                     t0 + kLanes <= p.flat_tiles;
+  if (whole && (p.tiles == 4 || p.tiles == 8)) {
+    const float* in = plane + 2 * (t0 / p.tiles) * p.ow;
+    const Vec z0 = load(in), z1 = load(in + kLanes), z2 = load(in + 2 * kLanes),
+              z3 = load(in + 3 * kLanes);
+    Vec r0lo = z0, r1lo = z1, r0hi = z2, r1hi = z3;  // rows of 16: as written
+    if (p.tiles == 4) {                              // rows of 8: two output rows per vector
+      r0lo =
+          __builtin_shufflevector(z0, z1, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+      r1lo = __builtin_shufflevector(z0, z1, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29,
+                                     30, 31);
+      r0hi =
+          __builtin_shufflevector(z2, z3, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+      r1hi = __builtin_shufflevector(z2, z3, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29,
+                                     30, 31);
+    }
+    y[0] = __builtin_shufflevector(r0lo, r0hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                   28, 30);
+    y[1] = __builtin_shufflevector(r0lo, r0hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27,
+                                   29, 31);
+    y[2] = __builtin_shufflevector(r1lo, r1hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                   28, 30);
+    y[3] = __builtin_shufflevector(r1lo, r1hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27,
+                                   29, 31);
+    return;
+  }
+  float lanes[4][kLanes];
+  for (int l = 0; l < kLanes; ++l) {
+    const int64_t t = t0 + l, tr = t / p.tiles, tc = t % p.tiles;
+    for (int ab = 0; ab < 4; ++ab) {
+      const int64_t oy = 2 * tr + ab / 2, ox = 2 * tc + ab % 2;
+      lanes[ab][l] = t < p.flat_tiles && oy < p.oh && ox < p.ow ? plane[oy * p.ow + ox] : 0.0f;
     }
   }
+  for (int ab = 0; ab < 4; ++ab) y[ab] = load(lanes[ab]);
 }
 
 // dy[(q * K + o) * 16 + t]: A dy A^T for the 16 tiles from t0, every channel o.
-void grad_packed(const Problem& p, const float* gs, int64_t t0, float* dy) {
-  const int64_t len = kLanes * p.groups;
+void grad_packed(const Problem& p, const float* gy, int64_t t0, float* dy) {
   for (int64_t o = 0; o < p.k; ++o) {
-    const float* go = gs + o * 4 * len + t0;
+    Vec d[4];
+    read_tiles(p, gy + o * p.oh * p.ow, t0, d);
     Vec h[2][4];  // A applied to the columns of each of the tiles' two rows
     for (int r = 0; r < 2; ++r) {
-      const Vec e = load(go + 2 * r * len), od = load(go + (2 * r + 1) * len);
+      const Vec e = d[2 * r], od = d[2 * r + 1];
       h[r][0] = e;
       h[r][1] = e + od;
       h[r][2] = e - od;
@@ -163,19 +242,31 @@ void grad_packed(const Problem& p, const float* gs, int64_t t0, float* dy) {
   }
 }
 
-// Adds one image's sums to acc as weight_image does, C a multiple of 16.
+// x channel-last as stage_channels_last lays it out, from a scratch whose padding is still zero:
+// only the image's own positions are written.
+void channels_last_packed(const Problem& p, const float* x, float* xs, int64_t cols) {
+  for (int64_t c = 0; c < p.c; ++c)
+    for (int64_t iy = 0; iy < p.h; ++iy) {
+      const float* src = x + (c * p.h + iy) * p.w;
+      float* dst = xs + ((iy + p.ph) * cols + p.pw) * p.c + c;
+      for (int64_t ix = 0; ix < p.w; ++ix) dst[ix * p.c] = src[ix];
+    }
+}
+
+// Adds one image's sums to acc as weight_image's caller does (the image's own sums first, in
+// scratch, then added), C a multiple of 16. Scratch: channel-last x (zero at a task's first
+// image: its padding is never written), DY, V, the image's sums.
 template <int kBlock>
 void packed_weight(const Problem& p, const float* x, const float* gy, float* acc, float* scratch) {
   const int64_t cols = 2 * p.tiles + 2, cvecs = p.c / kLanes;
-  float* gs = scratch;
-  float* xs = gs + round16(p.k * 4 * kLanes * p.groups);
+  float* xs = scratch;
   float* dy = xs + round16(p.stage_h * cols * p.c);
   Vec* vt = reinterpret_cast<Vec*>(dy + 16 * p.k * kLanes);
+  Vec* image = vt + 16 * kLanes * cvecs;
   Vec* a = reinterpret_cast<Vec*>(acc);
-  stage_grad_packed(p, gy, gs);
-  stage_channels_last(p, x, xs, cols);
+  channels_last_packed(p, x, xs, cols);
   for (int64_t t0 = 0; t0 < p.flat_tiles; t0 += kLanes) {
-    grad_packed(p, gs, t0, dy);
+    grad_packed(p, gy, t0, dy);
     for (int64_t t = 0; t < kLanes; ++t) {
       if (t0 + t < p.flat_tiles) {
         channel_tile(p, xs, cols, (t0 + t) / p.tiles, (t0 + t) % p.tiles, t, vt);
@@ -185,9 +276,13 @@ void packed_weight(const Problem& p, const float* x, const float* gy, float* acc
       for (int q = 0; q < 16; ++q)
         for (int64_t cv = 0; cv < cvecs; ++cv) vt[(q * kLanes + t) * cvecs + cv] = Vec{};
     }
+    // The image's sums: from zero at its first group, added to acc at its last.
+    const bool first = t0 == 0, last = t0 + kLanes >= p.flat_tiles;
+    const Vec* from = first ? nullptr : image;
+    Vec* to = last ? a : image;
     int64_t o0 = 0;
-    for (; o0 + kBlock <= p.k; o0 += kBlock) weight_products<kBlock>(p, dy, vt, o0, a);
-    for (; o0 < p.k; ++o0) weight_products<1>(p, dy, vt, o0, a);
+    for (; o0 + kBlock <= p.k; o0 += kBlock) weight_products<kBlock>(p, dy, vt, o0, from, to, last);
+    for (; o0 < p.k; ++o0) weight_products<1>(p, dy, vt, o0, from, to, last);
   }
 }
 
