@@ -14,6 +14,12 @@
 namespace tg::cpu::winograd {
 namespace {
 
+// Where padded row r of a channel starts: rows in order, or with 4 tiles a row (8 wide), the
+// even rows first, then the odd ones (stage_quads reads 4 rows of one parity at once).
+inline int64_t padded_row(const Problem& p, int64_t r) {
+  return p.tiles == 4 ? (r % 2) * (p.tile_rows + 1) + r / 2 : r;
+}
+
 // Every channel's padded plane, [C][stage_h][2 * tiles + 2], from a scratch whose padding is
 // still zero: only the image's own positions are written, so the zeros around them stay.
 void pad_packed(const Problem& p, const float* x, float* padded) {
@@ -21,8 +27,39 @@ void pad_packed(const Problem& p, const float* x, float* padded) {
   for (int64_t c = 0; c < p.c; ++c)
     for (int64_t iy = 0; iy < p.h; ++iy) {
       const float* src = x + (c * p.h + iy) * p.w;
-      float* dst = padded + (c * p.stage_h + iy + p.ph) * width + p.pw;
+      float* dst = padded + (c * p.stage_h + padded_row(p, iy + p.ph)) * width + p.pw;
       for (int64_t k = 0; k < p.w; ++k) dst[k] = src[k];  // width >= w + 2 pw: the row fits
+    }
+}
+
+// The 16 lanes of 4 rows of 10 (lanes 4 i + k: row i's column 2 k + off, off 0 to 3) from the
+// 48 floats at a, b, c; rows 0 and 1 lie in a and b, rows 2 and 3 in b and c.
+template <int kOff> Vec quad_columns(Vec a, Vec b, Vec c) {
+  const Vec lo = __builtin_shufflevector(a, b, kOff, kOff + 2, kOff + 4, kOff + 6, kOff + 10,
+                                         kOff + 12, kOff + 14, kOff + 16, 0, 0, 0, 0, 0, 0, 0, 0);
+  const Vec hi = __builtin_shufflevector(b, c, kOff + 4, kOff + 6, kOff + 8, kOff + 10, kOff + 14,
+                                         kOff + 16, kOff + 18, kOff + 20, 0, 0, 0, 0, 0, 0, 0, 0);
+  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+}
+
+// stage_packed for 4 tiles a row: each padded row of parity a is 10 floats after the previous
+// one, so 4 of them (one vector of tiles) transform at once.
+void stage_quads(const Problem& p, const float* padded, float* h) {
+  const int64_t rows = p.tile_rows + 1;  // of each parity
+  for (int64_t c = 0; c < p.c; ++c)
+    for (int a = 0; a < 2; ++a) {
+      const float* plane = padded + (c * p.stage_h + a * rows) * 10;
+      float* out = h + (c * 8 + 4 * a) * p.plane;
+      for (int64_t r = 0; r < rows; r += 4) {
+        const float* at = plane + r * 10;
+        const Vec va = load(at), vb = load(at + kLanes), vc = load(at + 2 * kLanes);
+        const Vec e0 = quad_columns<0>(va, vb, vc), o0 = quad_columns<1>(va, vb, vc);
+        const Vec e1 = quad_columns<2>(va, vb, vc), o1 = quad_columns<3>(va, vb, vc);
+        store(out + 4 * r, e0 - e1);
+        store(out + p.plane + 4 * r, o0 + e1);
+        store(out + 2 * p.plane + 4 * r, e1 - o0);
+        store(out + 3 * p.plane + 4 * r, o0 - o1);
+      }
     }
 }
 
@@ -32,6 +69,7 @@ void pad_packed(const Problem& p, const float* x, float* padded) {
 // the plane's last row (plane leaves room); they read the next row or the zeros past the padded
 // planes, so all stay finite.
 void stage_packed(const Problem& p, const float* padded, float* h) {
+  if (p.tiles == 4) return stage_quads(p, padded, h);
   const int64_t width = 2 * p.tiles + 2;
   for (int64_t c = 0; c < p.c; ++c) {
     float* hc = h + c * 8 * p.plane;
