@@ -10,9 +10,10 @@
 // the matrices it needs, and the chunks run in parallel across the pool (one small GEMM per
 // thread scales where OpenBLAS's own threading of those small GEMMs does not).
 //
-// float32 3x3 stride-1 convs whose rows fill most of 16 lanes with 2-wide tiles (23 to 32 wide,
-// 47 to 64, ...) go to Winograd's F(2x2, 3x3) instead (conv_winograd.h) on CPUs with AVX2: for
-// the small channel counts of a CNN, im2col's copies and GEMMs of 16 or 32 rows cost more.
+// float32 3x3 stride-1 convs whose 2x2 tiles fill most of 16 lanes, by tile rows (23 to 32 wide,
+// 47 to 64, ...) or by whole small images (8x8: 16 tiles), go to Winograd's F(2x2, 3x3) instead
+// (conv_winograd.h) on CPUs with AVX2: for the small channel counts of a CNN, im2col's copies and
+// GEMMs of 16 or 32 rows cost more.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>

@@ -120,31 +120,33 @@ class Aligned {
 };
 
 void run(const Problem& p, int64_t n, const float* x, float* y) {
-  const auto kernel = fills_lanes(p.ow) ? best_kernels()->conv : best_kernels()->packed_conv;
+  const bool packed = !fills_lanes(p.ow);
+  const auto kernel = packed ? best_kernels()->packed_conv : best_kernels()->conv;
   const int64_t in_size = p.c * p.h * p.w, out_size = p.k * p.oh * p.ow;
   parallel_for(0, n, 1, [&](int64_t lo, int64_t hi) {
-    const int64_t size = kernel_scratch(p);
+    const int64_t size = kernel_scratch(p, packed);
     const Aligned scratch(size);
-    std::fill(scratch.get(), scratch.get() + size, 0.0f);  // the packed kernel's padding
+    if (packed) std::fill(scratch.get(), scratch.get() + size, 0.0f);  // its padding
     for (int64_t i = lo; i < hi; ++i) kernel(p, x + i * in_size, y + i * out_size, scratch.get());
   });
 }
 
 }  // namespace
 
-int64_t kernel_scratch(const Problem& p) {
+int64_t kernel_scratch(const Problem& p, bool packed) {
   const auto round16 = [](int64_t n) { return (n + 15) / 16 * 16; };
   const int64_t conv = round16(p.c * p.stage_h * 2 * p.stage_w) + 16 * p.c * 16 + 16 * 8 * 16;
   // The weight gradient's: staged gy planes, channel-last x, DY, V.
   const int64_t cols = 2 * p.vectors * 16 + 2;
   const int64_t weight = round16(p.k * p.stage_h * 2 * p.stage_w) +
                          round16(p.stage_h * cols * p.c) + 16 * p.k * 16 + 16 * 16 * p.c;
-  // The packed layout's: H planes, V, M and a padded row; staged gy tiles, channel-last x, DY, V.
+  // The packed layout's: H planes, V, M, the padded planes and the 48 floats read past them;
+  // channel-last x, DY, V and the image's sums.
   const int64_t packed_conv =
       p.c * 8 * p.plane + 16 * p.c * 16 + 16 * 8 * 16 + p.c * p.stage_h * (2 * p.tiles + 2) + 48;
   const int64_t packed_weight =
       round16(p.stage_h * (2 * p.tiles + 2) * p.c) + 16 * p.k * 16 + 16 * 16 * p.c + 16 * p.c * p.k;
-  return std::max({conv, weight, packed_conv, packed_weight});
+  return packed ? std::max(packed_conv, packed_weight) : std::max(conv, weight);
 }
 
 bool fits(const ConvGeometry& g) {
@@ -183,9 +185,9 @@ void backward_weight(const float* gy, const float* x, const ConvGeometry& g, flo
   const int64_t in_size = p.c * p.h * p.w, out_size = p.k * p.oh * p.ow;
   const Aligned acc(parts * acc_size);
   parallel_for(0, parts, 1, [&](int64_t lo, int64_t hi) {
-    const int64_t size = kernel_scratch(p);
+    const int64_t size = kernel_scratch(p, packed);
     const Aligned scratch(size), image(packed ? 0 : acc_size);
-    std::fill(scratch.get(), scratch.get() + size, 0.0f);  // the packed kernel's padding
+    if (packed) std::fill(scratch.get(), scratch.get() + size, 0.0f);  // its padding
     for (int64_t part = lo; part < hi; ++part) {
       float* a = acc.get() + part * acc_size;
       std::fill(a, a + acc_size, 0.0f);

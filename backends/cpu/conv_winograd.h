@@ -4,9 +4,12 @@
 // itself one (over the output gradient, with the weights flipped and their channels swapped), so
 // the same kernels serve both; the weight gradient is the transposed product, G^T (sum over
 // tiles of (A dy A^T) (B^T x B)) G. float32 only, and only on CPUs with AVX2 + FMA: the transforms
-// and products run over 16 tiles at a time (one tile row of a 28-wide image fits), and scalar
-// loops would lose to im2col + BLAS. Results differ from the direct sum by rounding only (on
-// random data about 1.5x the GEMM path's error; the transformed values are larger).
+// and products run over 16 tiles at a time, and scalar loops would lose to im2col + BLAS. Two
+// layouts of those 16 lanes: 16 tiles of one tile row where the rows fill most of a vector (23 to
+// 32 wide, 47 to 64, ...), else 16 consecutive tiles of the image's tile grid in row-major order
+// where those fill most of their vectors (the packed layout: an 8x8 output is 16 tiles, one
+// vector). Results differ from the direct sum by rounding only (on random data about 1.5x the
+// GEMM path's error; the transformed values are larger).
 #include <cstdint>
 
 #include <tapegrad/core/conv_geometry.h>
@@ -41,7 +44,7 @@ struct Problem {
 };
 
 // Per image: conv runs x -> y; weight adds the image's products to acc (16 * C * K floats). Their
-// scratch holds kernel_scratch(p) floats; scratch and acc are 64-byte aligned.
+// scratch holds kernel_scratch(p, packed) floats; scratch and acc are 64-byte aligned.
 // The packed_ pair is the same over the packed layout, except that packed_weight adds to acc
 // the image's own sums (kept apart in scratch first); both need a scratch that is zero at a
 // task's first image.
@@ -52,7 +55,7 @@ struct Kernels {
   void (*packed_weight)(const Problem& p, const float* x, const float* gy, float* acc,
                         float* scratch);
 };
-int64_t kernel_scratch(const Problem& p);
+int64_t kernel_scratch(const Problem& p, bool packed);
 Kernels avx2_kernels();
 Kernels avx512_kernels();
 

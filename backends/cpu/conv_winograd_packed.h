@@ -23,13 +23,19 @@ inline int64_t padded_row(const Problem& p, int64_t r) {
 // Every channel's padded plane, [C][stage_h][2 * tiles + 2], from a scratch whose padding is
 // still zero: only the image's own positions are written, so the zeros around them stay.
 void pad_packed(const Problem& p, const float* x, float* padded) {
-  const int64_t width = 2 * p.tiles + 2;
-  for (int64_t c = 0; c < p.c; ++c)
-    for (int64_t iy = 0; iy < p.h; ++iy) {
-      const float* src = x + (c * p.h + iy) * p.w;
-      float* dst = padded + (c * p.stage_h + padded_row(p, iy + p.ph)) * width + p.pw;
-      for (int64_t k = 0; k < p.w; ++k) dst[k] = src[k];  // width >= w + 2 pw: the row fits
+  const int64_t width = 2 * p.tiles + 2;  // >= w + 2 pw: a row fits whole
+  for (int64_t c = 0; c < p.c; ++c) {
+    const float* src = x + c * p.h * p.w;
+    float* plane = padded + c * p.stage_h * width + p.pw;
+    for (int64_t iy = 0; iy < p.h; ++iy, src += p.w) {
+      float* dst = plane + padded_row(p, iy + p.ph) * width;
+      if (p.w == 8) {  // the digits' rows: one fixed-size copy, not a loop's setup
+        __builtin_memcpy(dst, src, 8 * sizeof(float));
+        continue;
+      }
+      for (int64_t k = 0; k < p.w; ++k) dst[k] = src[k];
     }
+  }
 }
 
 // The 16 lanes of 4 rows of 10 (lanes 4 i + k: row i's column 2 k + off, off 0 to 3) from the
