@@ -38,10 +38,12 @@ bool fills_lanes(int64_t width) {
 }
 
 // The packed layout's test: the image's tiles, in row-major order, fill 3/4 of their groups of
-// 16 (an 8x8 output: 16 tiles, one whole vector).
+// 16 (an 8x8 output: 16 tiles, one whole vector), and there are at most 256 of them (up to 32x32
+// outputs): the layout stages a whole image's transformed rows at once, which larger images
+// would push out of L2, and it has been measured on small images only.
 bool fills_packed(int64_t height, int64_t width) {
   const int64_t tiles = (height + 1) / 2 * ((width + 1) / 2), lanes = (tiles + 15) / 16 * 16;
-  return tiles * 4 >= lanes * 3;
+  return tiles <= 256 && tiles * 4 >= lanes * 3;
 }
 
 // Whether an image of this output size runs in one of the layouts: tile rows when they fill the
