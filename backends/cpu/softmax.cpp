@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -43,9 +45,16 @@ bool rows_have_avx2() {
 }
 #endif
 #ifdef TG_ROWS_AVX512
+// TG_SIMD=avx2 (or weaker) keeps the AVX2 build, as it does for the other kernel sets.
 bool rows_have_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  static const bool yes = [] {
+    const char* cap = std::getenv("TG_SIMD");
+    if (cap && (std::strcmp(cap, "avx2") == 0 || std::strcmp(cap, "sse2") == 0 ||
+                std::strcmp(cap, "scalar") == 0))
+      return false;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  }();
   return yes;
 }
 #endif
