@@ -1,6 +1,7 @@
 // The tensor core: factories, metadata, type promotion, printing, errors, dispatch.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <sstream>
 
 #include <tapegrad/tapegrad.h>
@@ -244,6 +245,11 @@ TEST_CASE("allocator: blocks from 64 KiB up are kept for reuse, and empty_cache 
     CHECK(small.numel() > 0);
   }
   CHECK(cpu_allocator_stats().cached == before + bytes);
+  {
+    // 4 MiB and more: on a 2 MiB boundary, where a transparent huge page can back it.
+    const Tensor large = empty({int64_t{1} << 20});
+    CHECK(reinterpret_cast<uintptr_t>(large.data_ptr()) % (uintptr_t{2} << 20) == 0);
+  }
   cpu_empty_cache();
   CHECK(cpu_allocator_stats().cached == 0);
 }

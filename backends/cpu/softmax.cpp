@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -42,6 +44,20 @@ bool rows_have_avx2() {
   return yes;
 }
 #endif
+#ifdef TG_ROWS_AVX512
+// TG_SIMD=avx2 (or weaker) keeps the AVX2 build, as it does for the other kernel sets.
+bool rows_have_avx512() {
+  static const bool yes = [] {
+    const char* cap = std::getenv("TG_SIMD");
+    if (cap && (std::strcmp(cap, "avx2") == 0 || std::strcmp(cap, "sse2") == 0 ||
+                std::strcmp(cap, "scalar") == 0))
+      return false;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  }();
+  return yes;
+}
+#endif
 
 namespace {
 
@@ -61,7 +77,16 @@ template <bool Log, typename T> TG_ROWS_AVX2 void softmax_row_avx2(const T* x, T
   softmax_row_any<Log>(x, y, n);
 }
 #endif
+#ifdef TG_ROWS_AVX512
+template <bool Log, typename T>
+TG_ROWS_AVX512 void softmax_row_avx512(const T* x, T* y, int64_t n) {
+  softmax_row_any<Log>(x, y, n);
+}
+#endif
 template <bool Log, typename T> void softmax_row_dispatch(const T* x, T* y, int64_t n) {
+#ifdef TG_ROWS_AVX512
+  if (rows_have_avx512()) return softmax_row_avx512<Log>(x, y, n);
+#endif
 #ifdef TG_ROWS_AVX2
   if (rows_have_avx2()) return softmax_row_avx2<Log>(x, y, n);
 #endif
@@ -82,8 +107,18 @@ TG_ROWS_AVX2 void backward_row_avx2(const T* g, const T* y, T* o, int64_t n, Red
   backward_row_any(g, y, o, n, reduce, finish);
 }
 #endif
+#ifdef TG_ROWS_AVX512
+template <typename T, typename Reduce, typename Finish>
+TG_ROWS_AVX512 void backward_row_avx512(const T* g, const T* y, T* o, int64_t n, Reduce reduce,
+                                        Finish finish) {
+  backward_row_any(g, y, o, n, reduce, finish);
+}
+#endif
 template <typename T, typename Reduce, typename Finish>
 void backward_row_dispatch(const T* g, const T* y, T* o, int64_t n, Reduce reduce, Finish finish) {
+#ifdef TG_ROWS_AVX512
+  if (rows_have_avx512()) return backward_row_avx512(g, y, o, n, reduce, finish);
+#endif
 #ifdef TG_ROWS_AVX2
   if (rows_have_avx2()) return backward_row_avx2(g, y, o, n, reduce, finish);
 #endif

@@ -88,6 +88,14 @@ void exp_minus_each(const double* x, const double* shift, double* out, int64_t n
 #define TG_ROWS_AVX2 __attribute__((target("avx2")))
 bool rows_have_avx2();  // softmax.cpp
 #endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// The same loops with 16-float vectors (g++ only: clang has no per-function fp-contract). No
+// contraction into fused multiply-adds (AVX-512 has them, AVX2 alone does not), so every lane
+// does the same operations as the AVX2 build: the same bits, from wider instructions.
+#define TG_ROWS_AVX512 \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"), optimize("fp-contract=off")))
+bool rows_have_avx512();  // softmax.cpp
+#endif
 
 inline constexpr int64_t kLanes = 16;  // independent accumulators per row loop
 

@@ -161,8 +161,8 @@ void scatter_rows_typed(const Tensor& out, int64_t dim, const std::vector<int64_
   const Dims3 d = dims3(out.shape(), dim);
   const int64_t n = static_cast<int64_t>(ix.size()), slots = d.mid, inner = d.inner;
   const EntriesBySlot grouped = group_by_slot(ix, slots);
-  const std::vector<int64_t>& begin = grouped.begin;
-  const std::vector<int64_t>& order = grouped.order;
+  const ScratchInt64& begin = grouped.begin;
+  const ScratchInt64& order = grouped.order;
   auto count = [&](int64_t slot) { return grouped.count(slot); };
   T* o = out.data<T>();
   const T start = identity<T>(reduce);
