@@ -103,28 +103,35 @@ Tensor index_fill_value_backward(const Tensor& grad_output, int64_t dim, const T
   const Filled f = filled_slices(op, grad_output, dim, index);
   return visit_floating(op, grad_output.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    std::vector<int64_t> rows;  // the filled rows of [outer, n, inner]
-    for (int64_t o = 0; o < f.dims.outer; ++o)
-      for (int64_t j : f.positions) rows.push_back(o * f.dims.mid + j);
-    const int64_t inner = f.dims.inner, count = static_cast<int64_t>(rows.size());
+    const auto result = [&](double total) {
+      return scalar_tensor(static_cast<T>(total), grad_output.dtype(), grad_output.device());
+    };
+    // The filled rows of [outer, n, inner] are row (k / P) * n + positions[k % P] for k < count.
+    // Nothing is walked or sized by count before the gradient is known to be held in memory:
+    // an expanded gradient's outer dims can be far longer than that (a fuzzer found 2^61 rows
+    // of an empty gradient).
+    const int64_t per_outer = static_cast<int64_t>(f.positions.size());
+    if (grad_output.numel() == 0 || per_outer == 0) return result(0.0);
+    const int64_t inner = f.dims.inner, count = f.dims.outer * per_outer;
+    if (holds_one_value(grad_output))  // a sum's gradient: count * inner copies of one value
+      return result(0.0 + static_cast<double>(*grad_output.data<T>()) *
+                              static_cast<double>(count * inner));  // 0 + : -0 sums to +0
+    const int64_t d = grad_output.dim() == 0 ? 0 : wrap_dim(op, dim, grad_output.dim());
+    const Rows<T> g = rows_of<T>(grad_output, d);  // a dense copy if expanded: held memory
     std::vector<double> partial(static_cast<size_t>(count), 0.0);  // per row, summed in order
-    if (grad_output.numel() > 0) {
-      const int64_t d = grad_output.dim() == 0 ? 0 : wrap_dim(op, dim, grad_output.dim());
-      const Rows<T> g = rows_of<T>(grad_output, d);
-      const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / inner);
-      parallel_for(0, count, grain, [&](int64_t first, int64_t last) {
-        for (int64_t k = first; k < last; ++k) {
-          const int64_t row = rows[static_cast<size_t>(k)];
-          const T* x = g.row(row / f.dims.mid, row % f.dims.mid);
-          double total = 0;
-          for (int64_t j = 0; j < inner; ++j) total += static_cast<double>(x[j]);
-          partial[static_cast<size_t>(k)] = total;
-        }
-      });
-    }
+    const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / inner);
+    parallel_for(0, count, grain, [&](int64_t first, int64_t last) {
+      for (int64_t k = first; k < last; ++k) {
+        const int64_t position = f.positions[static_cast<size_t>(k % per_outer)];
+        const T* x = g.row(k / per_outer, position);
+        double total = 0;
+        for (int64_t j = 0; j < inner; ++j) total += static_cast<double>(x[j]);
+        partial[static_cast<size_t>(k)] = total;
+      }
+    });
     double total = 0;
     for (double p : partial) total += p;
-    return scalar_tensor(static_cast<T>(total), grad_output.dtype(), grad_output.device());
+    return result(total);
   });
 }
 
