@@ -27,6 +27,7 @@ struct ArgInfo {
   std::vector<std::string> allowed;  // string args: allowed values
   bool has_default = false;
   std::string default_json;  // the spec's default, as JSON text
+  bool writes = false;       // updated in place by the op (batch_norm's running statistics)
 };
 
 struct OutputInfo {

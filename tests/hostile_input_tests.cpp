@@ -4,6 +4,7 @@
 // one.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <tapegrad/ops/registry.h>
 #include <tapegrad/tapegrad.h>
 
 #include "test_helpers.h"
@@ -365,6 +367,60 @@ TEST_CASE("index_fill: a dim of 2^62 + 1 in an expanded tensor (op fuzzer findin
   const Tensor index = tg::tensor(std::vector<int64_t>{0, 5, 0, -1});
   CHECK(tg::index_fill_value_backward(grad, 0, index).item<double>() == 4.5);
   CHECK_THROWS_AS(tg::index_fill_scalar(grad, 0, index, 2.0), tg::Error);
+}
+
+TEST_CASE("index_fill_value_backward: outer dims of 2^61 in an expanded gradient (fuzz finding)") {
+  // The list of filled rows was built before anything else: 2^61 entries for an empty gradient
+  // [2^61, 1, 0] (libFuzzer's out-of-memory, the exploratory fuzz of 2026-11-28). An empty
+  // gradient now sums to 0 at once, one value repeated sums in closed form, and any other
+  // expanded gradient is read from a dense copy first (the allocator's typed error when it
+  // cannot be held).
+  const int64_t n = int64_t{1} << 61;
+  const Tensor index = tg::tensor(std::vector<int64_t>{0});
+  const Tensor empty = tg::full({}, 1.0f, tg::kFloat32).expand({n, 1, 0});
+  CHECK(tg::index_fill_value_backward(empty, -2, index).item<float>() == 0.0f);
+  const Tensor one_value = tg::full({}, 0.5, tg::kFloat64).expand({n, 1, 1});
+  CHECK(tg::index_fill_value_backward(one_value, 1, index).item<double>() == 0x1p60);
+  const Tensor row = tg::tensor(std::vector<double>{1, 2}).reshape({1, 1, 2}).expand({n, 1, 2});
+  CHECK_THROWS_AS(tg::index_fill_value_backward(row, 1, index), tg::Error);
+  // The closed form gives the loop's bits where the loop is exact (float32: under 2^29 copies),
+  // and +0 for -0 as the loop's sum does.
+  for (const float v : {0.1f, -3.7f, -0.0f, 1e30f}) {
+    const Tensor grad = tg::full({}, v, tg::kFloat32).expand({6, 4, 5});
+    const Tensor idx = tg::tensor(std::vector<int64_t>{3, 1, 3});
+    const float expanded = tg::index_fill_value_backward(grad, 1, idx).item<float>();
+    const float dense = tg::index_fill_value_backward(grad.contiguous(), 1, idx).item<float>();
+    CHECK(std::bit_cast<uint32_t>(expanded) == std::bit_cast<uint32_t>(dense));
+  }
+}
+
+TEST_CASE("batch_norm: the running statistics it writes are declared, and checked as in place") {
+  // The op fuzzer saw batch_norm change an input (its running_var) after a successful call: the
+  // documented update of the running statistics when training, which the spec now declares
+  // ("writes"), so the fuzzer and any other caller of the registry can tell it from a bug.
+  for (const auto& op : tg::registry::all_ops())
+    for (const auto& arg : op.args) {
+      CAPTURE(op.name);
+      CAPTURE(arg.name);
+      const bool running =
+          op.name == "batch_norm" && (arg.name == "running_mean" || arg.name == "running_var");
+      CHECK(arg.writes == running);
+    }
+  // An expanded running statistic would take several updates in one element: the in-place
+  // overlap error, before anything is written.
+  const Tensor x = tg::arange(0, 6, 1, tg::kFloat64).reshape({3, 2});
+  const Tensor mean = tg::zeros({1}, tg::kFloat64);
+  const Tensor var = tg::ones({2}, tg::kFloat64);
+  CHECK_THROWS_WITH_AS(tg::batch_norm(x, mean.expand({2}), var, {}, {}, true),
+                       doctest::Contains("[batch_norm] unsupported operation"), tg::ValueError);
+  CHECK_THROWS_AS(tg::batch_norm(x, var, mean.expand({2}), {}, {}, true), tg::ValueError);
+  CHECK(mean.item<double>() == 0.0);
+  CHECK(var.to_vector<double>() == std::vector<double>{1, 1});
+  // Read-only in eval mode: an expanded running statistic is fine there.
+  CHECK(tg::batch_norm(x, mean.expand({2}), var).shape() == tg::Shape{3, 2});
+  // Training updates both, by momentum (unbiased variance: column var of {0,2,4} is 4).
+  tg::batch_norm(x, tg::zeros({2}, tg::kFloat64), var, {}, {}, true, 0.5);
+  for (const double v : var.to_vector<double>()) CHECK(v == doctest::Approx(2.5));
 }
 
 TEST_CASE("tril/triu: a diagonal at the int64 limits keeps or zeroes all (op fuzzer finding)") {

@@ -1,4 +1,5 @@
 // Checks of batch_norm, batch_norm_backward and group_norm (kernels: backends/cpu/norm.cpp).
+#include <tapegrad/core/overlap.h>
 #include <tapegrad/ops/checks/common.h>
 
 namespace tg::checks {
@@ -46,6 +47,10 @@ void batch_norm(const Tensor& self, const Tensor& running_mean, const Tensor& ru
   TG_CHECK(!training || channels == 0 || self.numel() / channels != 1, ValueError, op,
            "expected more than 1 value per channel when training, got self of shape ",
            self.shape());
+  if (training && running_mean.defined()) {  // both then: updated in place, as in-place ops
+    detail::check_inplace_overlap(op, running_mean);
+    detail::check_inplace_overlap(op, running_var);
+  }
 }
 
 void batch_norm_backward(const Tensor& grad_output, const Tensor& self, const Tensor& running_mean,

@@ -5,7 +5,8 @@
 // (NaN, inf, out-of-range indices); ints, dims and sizes are small, boundary or huge. Asserted:
 //   - the call returns, or throws a typed tg::Error whose message starts with "[op]";
 //   - after an error every input is bit-identical (storage bytes, shape, strides, offset,
-//     version); after an out-of-place call too; after an in-place call, all but self;
+//     version); after a successful call too, all but self in place and the args the spec
+//     marks "writes" (batch_norm's running statistics);
 //   - a result reaches only its own storage (make_view checks) and has a consistent numel;
 //   - with floating inputs that require grad, backward of the result's sum runs or throws a
 //     typed error, and each gradient has its input's shape.
@@ -337,10 +338,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string error;
   trace_call(op.name, args);
   const bool ok = tg_fuzz::runs_or_typed_error([&] { results = call(args); }, &error);
+  // The tensors a successful call may write, in for_each_tensor's order: self in place, and the
+  // args the spec marks "writes" (batch_norm's running statistics when training).
+  std::vector<bool> writable;
+  for (size_t k = 0; k < args.size(); ++k) {
+    const bool w = (inplace && k == 0) || op.args[k].writes;
+    if (std::get_if<Tensor>(&args[k])) writable.push_back(w);
+    if (const auto* list = std::get_if<std::vector<Tensor>>(&args[k]))
+      writable.insert(writable.end(), list->size(), w);
+  }
   size_t i = 0;
   for_each_tensor(args, [&](const Tensor& t) {
-    // In place, self (args[0]) is written on success.
-    const bool written = ok && inplace && i == 0;
+    const bool written = ok && writable[i];
     if (!written)
       FUZZ_CHECK(before[i].same(t),
                  std::string(op.name) + (ok ? " changed input " : " failed (") +

@@ -676,7 +676,8 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
     e << "    o.args.push_back({\"" << a.name << "\", \"" << a.type << "\", "
       << (a.differentiable ? "true" : "false") << ", " << strings(dts) << ", " << strings(a.allowed)
       << ", " << (a.has_default ? "true" : "false") << ", "
-      << cpp_string_literal(a.has_default ? a.default_value.dump() : "") << "});\n";
+      << cpp_string_literal(a.has_default ? a.default_value.dump() : "") << ", "
+      << (a.writes ? "true" : "false") << "});\n";
   }
   for (const auto& r : op.rets)
     e << "    o.returns.push_back({\"" << r.name << "\", " << (r.differentiable ? "true" : "false")

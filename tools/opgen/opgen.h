@@ -22,6 +22,7 @@ struct Arg {
   json default_value;
   bool has_default = false;
   bool differentiable = true;
+  bool writes = false;  // the kernel updates this tensor in place (batch_norm's running stats)
   std::vector<std::string> dtypes;
   std::vector<std::string> allowed;
   bool is_tensor() const { return type == "Tensor" || type == "Tensor?" || type == "Tensor[]"; }

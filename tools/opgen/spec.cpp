@@ -373,13 +373,22 @@ Op parse_op(const std::string& file, const json& j) {
     a.name = check_name(op, "args.name", as_string(op, "args.name", *an));
     const std::string key = "args." + a.name;
     check_keys(op, key, ja,
-               {"name", "type", "default", "differentiable", "dtypes", "dtype", "allowed"});
+               {"name", "type", "default", "differentiable", "writes", "dtypes", "dtype",
+                "allowed"});
     const json* type = member(ja, "type");
     a.type = type ? as_string(op, key + ".type", *type) : "";
     if (!kArgTypes.count(a.type))
       spec_fail(op, key + ".type", "unknown type '" + a.type.substr(0, 100) + "'");
     if (const json* v = member(ja, "differentiable"))
       a.differentiable = as_bool(op, key + ".differentiable", *v);
+    if (const json* v = member(ja, "writes")) {
+      a.writes = as_bool(op, key + ".writes", *v);
+      // A written tensor is state the op updates (running statistics), never a gradient path.
+      if (a.writes && (a.type != "Tensor" && a.type != "Tensor?"))
+        spec_fail(op, key + ".writes", "only a Tensor or Tensor? argument can be written");
+      if (a.writes && a.differentiable)
+        spec_fail(op, key + ".writes", "a written argument must be \"differentiable\": false");
+    }
     if (const json* v = member(ja, "dtype"))
       a.dtypes =
           expand_dtypes(op, key + ".dtype", json::array({as_string(op, key + ".dtype", *v)}));
