@@ -300,6 +300,42 @@ TEST_CASE("max_pool2d: padding, ceil_mode, dilation, then indices and gradient")
   CHECK(in.item<int64_t>() == 1);
 }
 
+// float32's 2x2 windows run four outputs per vector; float64 keeps the scalar loop. Both follow
+// one rule (the first maximum in scan order wins, a NaN wins), so on the same values they give
+// the same maxima and the same indices: rows of 4, of 4 plus a tail, odd sizes (the last row and
+// column unused), with ties, signed zeros, infinities and NaNs.
+TEST_CASE("max_pool2d: float32's vector path for 2x2 windows matches the float64 path") {
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
+  const std::vector<Shape> shapes = {
+      {2, 3, 8, 8}, {1, 2, 6, 14}, {1, 1, 5, 9}, {3, 2, 4, 20}, {1, 1, 2, 2}};
+  for (const Shape& shape : shapes) {
+    INFO("shape ", shape);
+    std::vector<float> v(static_cast<size_t>(shape.numel()));
+    for (size_t k = 0; k < v.size(); ++k) {
+      const uint32_t h = static_cast<uint32_t>(k) * 2654435761u >> 7;
+      const float special[4] = {nan, inf, -inf, -0.0f};
+      v[k] = h % 23 == 0 ? special[h / 23 % 4] : static_cast<float>(static_cast<int>(h % 5) - 2);
+    }
+    const Tensor x = tensor(v, shape);
+    const auto [y32, i32] = max_pool2d(x, {2});
+    const auto [y64, i64] = max_pool2d(x.to(kFloat64), {2});
+    CHECK(i32.to_vector<int64_t>() == i64.to_vector<int64_t>());
+    const std::vector<float> a = y32.to_vector<float>();
+    const std::vector<double> b = y64.to_vector<double>();
+    REQUIRE(a.size() == b.size());
+    for (size_t k = 0; k < a.size(); ++k) {
+      INFO("output ", k);
+      if (std::isnan(b[k])) {
+        CHECK(std::isnan(a[k]));
+      } else {
+        CHECK(static_cast<double>(a[k]) == b[k]);
+        CHECK(std::signbit(a[k]) == std::signbit(b[k]));
+      }
+    }
+  }
+}
+
 TEST_CASE("avg_pool2d: ceil_mode, count_include_pad, divisor_override, then adaptive_avg_pool2d") {
   Tensor x = leaf(wave({1, 1, 5, 6}, 0.57, 0.1));
   expect("avg_pool2d ceil count_include_pad", avg_pool2d(x, {3}, {2}, {1}, true));

@@ -3,6 +3,7 @@
 // without atomics.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include <tapegrad/core/conv_geometry.h>
@@ -82,29 +83,77 @@ template <typename T> void max_pool_planes(const T* in, T* o, int64_t* idx, cons
 // The common 2x2 window, stride 2, no padding or dilation, every window inside the plane: the
 // same scan order and rule as max_pool_planes (first maximum wins, the last NaN wins), with the
 // four loads and selects unrolled (the general loop spends most of its time on window bounds).
+// One window: output ow of the output row whose input rows start at r0 and r1.
+template <typename T>
+void max_pool_2x2_window(const T* src, int64_t r0, int64_t r1, int64_t ow, T* out, int64_t* index) {
+  const int64_t c = 2 * ow;
+  const int64_t at[4] = {r0 + c, r0 + c + 1, r1 + c, r1 + c + 1};
+  T best_value = src[at[0]];
+  int64_t best = at[0];
+  for (int k = 1; k < 4; ++k) {
+    const T v = src[at[k]];
+    const bool take = v > best_value || v != v;
+    best_value = take ? v : best_value;
+    best = take ? at[k] : best;
+  }
+  *out = best_value;
+  *index = best;
+}
+
 template <typename T> void max_pool_2x2_planes(const T* in, T* o, int64_t* idx,
                                                const PoolGeometry g, int64_t lo, int64_t hi) {
   const int64_t plane = g.h * g.w, out_plane = g.oh * g.ow;
   for (int64_t p = lo; p < hi; ++p) {
     const T* src = in + p * plane;
-    T* op = o + p * out_plane;
+    for (int64_t oh = 0; oh < g.oh; ++oh) {
+      const int64_t r0 = 2 * oh * g.w, r1 = r0 + g.w, at = p * out_plane + oh * g.ow;
+      for (int64_t ow = 0; ow < g.ow; ++ow)
+        max_pool_2x2_window(src, r0, r1, ow, o + at + ow, idx + at + ow);
+    }
+  }
+}
+
+// max_pool_2x2_planes for float32, four outputs at a time in SSE2 vectors (the baseline ISA):
+// the scalar loop's selects compile to branches that mispredict on real data. Each lane makes
+// the same comparisons in the same order as the scalar rule, so values and indices are the same;
+// outputs past the last multiple of 4 in a row take the scalar loop.
+using F4 = float __attribute__((vector_size(16)));
+using I4 = int32_t __attribute__((vector_size(16)));
+void max_pool_2x2_planes(const float* in, float* o, int64_t* idx, const PoolGeometry g, int64_t lo,
+                         int64_t hi) {
+  const int64_t plane = g.h * g.w, out_plane = g.oh * g.ow, vec_ow = g.ow / 4 * 4;
+  for (int64_t p = lo; p < hi; ++p) {
+    const float* src = in + p * plane;
+    float* op = o + p * out_plane;
     int64_t* ip = idx + p * out_plane;
     for (int64_t oh = 0; oh < g.oh; ++oh) {
       const int64_t r0 = 2 * oh * g.w, r1 = r0 + g.w;
-      for (int64_t ow = 0; ow < g.ow; ++ow) {
+      for (int64_t ow = 0; ow < vec_ow; ow += 4) {
         const int64_t c = 2 * ow;
-        const int64_t at[4] = {r0 + c, r0 + c + 1, r1 + c, r1 + c + 1};
-        T best_value = src[at[0]];
-        int64_t best = at[0];
+        F4 a0, a1, b0, b1;
+        __builtin_memcpy(&a0, src + r0 + c, 16);
+        __builtin_memcpy(&a1, src + r0 + c + 4, 16);
+        __builtin_memcpy(&b0, src + r1 + c, 16);
+        __builtin_memcpy(&b1, src + r1 + c + 4, 16);
+        // The window's values in scan order: top left, top right, bottom left, bottom right.
+        const F4 v[4] = {__builtin_shufflevector(a0, a1, 0, 2, 4, 6),
+                         __builtin_shufflevector(a0, a1, 1, 3, 5, 7),
+                         __builtin_shufflevector(b0, b1, 0, 2, 4, 6),
+                         __builtin_shufflevector(b0, b1, 1, 3, 5, 7)};
+        F4 best = v[0];
+        I4 which = {0, 0, 0, 0};
         for (int k = 1; k < 4; ++k) {
-          const T v = src[at[k]];
-          const bool take = v > best_value || v != v;
-          best_value = take ? v : best_value;
-          best = take ? at[k] : best;
+          const I4 take = (v[k] > best) | (v[k] != v[k]);
+          best = take ? v[k] : best;
+          which = take ? I4{k, k, k, k} : which;
         }
-        op[oh * g.ow + ow] = best_value;
-        ip[oh * g.ow + ow] = best;
+        __builtin_memcpy(op + oh * g.ow + ow, &best, 16);
+        // which: 0 to 3 in scan order, so its high bit picks the row and its low bit the column.
+        for (int l = 0; l < 4; ++l)
+          ip[oh * g.ow + ow + l] = r0 + (which[l] >> 1) * g.w + c + 2 * l + (which[l] & 1);
       }
+      for (int64_t ow = vec_ow; ow < g.ow; ++ow)
+        max_pool_2x2_window(src, r0, r1, ow, op + oh * g.ow + ow, ip + oh * g.ow + ow);
     }
   }
 }
