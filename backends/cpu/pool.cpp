@@ -80,10 +80,8 @@ template <typename T> void max_pool_planes(const T* in, T* o, int64_t* idx, cons
   }
 }
 
-// The common 2x2 window, stride 2, no padding or dilation, every window inside the plane: the
-// same scan order and rule as max_pool_planes (first maximum wins, the last NaN wins), with the
-// four loads and selects unrolled (the general loop spends most of its time on window bounds).
-// One window: output ow of the output row whose input rows start at r0 and r1.
+// One 2x2 window of max_pool_2x2_planes: output ow of the output row whose input rows start at
+// r0 and r1.
 template <typename T>
 void max_pool_2x2_window(const T* src, int64_t r0, int64_t r1, int64_t ow, T* out, int64_t* index) {
   const int64_t c = 2 * ow;
@@ -100,6 +98,9 @@ void max_pool_2x2_window(const T* src, int64_t r0, int64_t r1, int64_t ow, T* ou
   *index = best;
 }
 
+// The common 2x2 window, stride 2, no padding or dilation, every window inside the plane: the
+// same scan order and rule as max_pool_planes (first maximum wins, the last NaN wins), with the
+// four loads and selects unrolled (the general loop spends most of its time on window bounds).
 template <typename T> void max_pool_2x2_planes(const T* in, T* o, int64_t* idx,
                                                const PoolGeometry g, int64_t lo, int64_t hi) {
   const int64_t plane = g.h * g.w, out_plane = g.oh * g.ow;

@@ -195,11 +195,12 @@ Value fuzz_value(Input& in, const tg::registry::ArgInfo& arg) {
   return std::monostate{};
 }
 
+// fn(tensor, k) for every tensor of the call, k being the index of the arg it belongs to.
 void for_each_tensor(const std::vector<Value>& args, auto&& fn) {
-  for (const Value& v : args) {
-    if (const Tensor* t = std::get_if<Tensor>(&v)) fn(*t);
-    if (const auto* list = std::get_if<std::vector<Tensor>>(&v))
-      for (const Tensor& t : *list) fn(t);
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (const Tensor* t = std::get_if<Tensor>(&args[k])) fn(*t, k);
+    if (const auto* list = std::get_if<std::vector<Tensor>>(&args[k]))
+      for (const Tensor& t : *list) fn(t, k);
   }
 }
 
@@ -333,23 +334,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!made) return 0;  // a hostile size raised at creation, as it should
 
   std::vector<tg_fuzz::Snapshot> before;
-  for_each_tensor(args, [&](const Tensor& t) { before.push_back(tg_fuzz::Snapshot::of(t)); });
+  for_each_tensor(args,
+                  [&](const Tensor& t, size_t) { before.push_back(tg_fuzz::Snapshot::of(t)); });
   std::vector<Tensor> results;
   std::string error;
   trace_call(op.name, args);
   const bool ok = tg_fuzz::runs_or_typed_error([&] { results = call(args); }, &error);
-  // The tensors a successful call may write, in for_each_tensor's order: self in place, and the
-  // args the spec marks "writes" (batch_norm's running statistics when training).
-  std::vector<bool> writable;
-  for (size_t k = 0; k < args.size(); ++k) {
-    const bool w = (inplace && k == 0) || op.args[k].writes;
-    if (std::get_if<Tensor>(&args[k])) writable.push_back(w);
-    if (const auto* list = std::get_if<std::vector<Tensor>>(&args[k]))
-      writable.insert(writable.end(), list->size(), w);
-  }
   size_t i = 0;
-  for_each_tensor(args, [&](const Tensor& t) {
-    const bool written = ok && writable[i];
+  for_each_tensor(args, [&](const Tensor& t, size_t arg) {
+    // A successful call may write self in place, and the args the spec marks "writes"
+    // (batch_norm's running statistics when training).
+    const bool written = ok && ((inplace && arg == 0) || op.args[arg].writes);
     if (!written)
       FUZZ_CHECK(before[i].same(t),
                  std::string(op.name) + (ok ? " changed input " : " failed (") +
@@ -361,7 +356,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!want_grad || results.empty() || !results[0].defined() || !results[0].requires_grad())
     return 0;
   std::vector<Tensor> leaves;
-  for_each_tensor(args, [&](const Tensor& t) {
+  for_each_tensor(args, [&](const Tensor& t, size_t) {
     if (t.requires_grad() && t.is_leaf()) leaves.push_back(t);
   });
   tg_fuzz::runs_or_typed_error([&] { results[0].sum().backward(); });
