@@ -166,6 +166,48 @@ TEST_CASE("sum / mean of float32 rows stay within the stated error bound") {
             static_cast<double>(n) * std::ldexp(1.0, -53) * static_cast<double>(abs_sum));
 }
 
+// Columns (a reduction over a leading dim) add groups of 8 rows in float32, then in float64: the
+// same bound as rows, for row counts around the groups of 8 and the blocks of 256 (tails
+// included) and widths that leave vector tails, with values spread over 2^-30 .. 2^30.
+TEST_CASE("sum / mean of float32 columns stay within the stated error bound") {
+  uint32_t state = 777;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return state;
+  };
+  for (int64_t rows : {2, 7, 8, 9, 17, 255, 256, 257, 1000, 4099})
+    for (int64_t cols : {3, 37, 1030}) {
+      std::vector<float> data(static_cast<size_t>(rows * cols));
+      for (float& v : data) {
+        const float mag = std::ldexp(1.0f + static_cast<float>(next() % 1000) / 1000.0f,
+                                     static_cast<int>(next() % 61) - 30);
+        v = next() % 2 ? mag : -mag;
+      }
+      const tg::Tensor x = tg::tensor(data, {rows, cols});
+      const std::vector<double> sums = values(tg::sum(x, {0}));
+      const std::vector<double> means = values(tg::mean(x, {0}));
+      bool all_within = true;
+      for (int64_t j = 0; j < cols; ++j) {
+        long double exact = 0, abs_sum = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+          exact += data[static_cast<size_t>(r * cols + j)];
+          abs_sum += std::abs(data[static_cast<size_t>(r * cols + j)]);
+        }
+        const double u = std::ldexp(1.0, -24);
+        const double bound =
+            7 * u * static_cast<double>(abs_sum) + u * std::abs(static_cast<double>(exact)) +
+            static_cast<double>(rows) * std::ldexp(1.0, -53) * static_cast<double>(abs_sum);
+        all_within = all_within && std::abs(sums[j] - static_cast<double>(exact)) <= bound &&
+                     std::abs(means[j] * static_cast<double>(rows) -
+                              static_cast<double>(exact)) <=
+                         bound + u * std::abs(static_cast<double>(exact));
+      }
+      CAPTURE(rows);
+      CAPTURE(cols);
+      CHECK(all_within);
+    }
+}
+
 // Column reductions add blocks of rows and long rows add chunks, then merge the partial results
 // in order: the blocks are fixed, so the bits do not depend on the thread count. float64 values
 // spread over 2^-40 .. 2^40 make every change of order show in the last bits.
