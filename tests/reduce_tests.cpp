@@ -198,8 +198,7 @@ TEST_CASE("sum / mean of float32 columns stay within the stated error bound") {
             7 * u * static_cast<double>(abs_sum) + u * std::abs(static_cast<double>(exact)) +
             static_cast<double>(rows) * std::ldexp(1.0, -53) * static_cast<double>(abs_sum);
         all_within = all_within && std::abs(sums[j] - static_cast<double>(exact)) <= bound &&
-                     std::abs(means[j] * static_cast<double>(rows) -
-                              static_cast<double>(exact)) <=
+                     std::abs(means[j] * static_cast<double>(rows) - static_cast<double>(exact)) <=
                          bound + u * std::abs(static_cast<double>(exact));
       }
       CAPTURE(rows);

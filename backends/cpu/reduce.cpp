@@ -446,8 +446,8 @@ bool has_avx2() {
 // so every instruction set gives the same bits.
 constexpr int64_t kColumnSumRows = 8;
 __attribute__((always_inline)) inline void sum_columns_lanes(const float* in, int64_t inner,
-                                                             int64_t r0, int64_t r1,
-                                                             int64_t len, double* acc) {
+                                                             int64_t r0, int64_t r1, int64_t len,
+                                                             double* acc) {
   int64_t r = r0;
   for (; r + kColumnSumRows <= r1; r += kColumnSumRows) {
     const float* p = in + r * inner;
@@ -475,8 +475,7 @@ __attribute__((target("avx2"))) void sum_columns_avx2(const float* in, int64_t i
   sum_columns_lanes(in, inner, r0, r1, len, acc);
 }
 #endif
-void sum_columns(const float* in, int64_t inner, int64_t r0, int64_t r1, int64_t len,
-                 double* acc) {
+void sum_columns(const float* in, int64_t inner, int64_t r0, int64_t r1, int64_t len, double* acc) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (has_avx2()) return sum_columns_avx2(in, inner, r0, r1, len, acc);
 #endif
