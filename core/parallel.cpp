@@ -1,4 +1,5 @@
-// A small fork-join pool: the calling thread runs the first chunk, workers claim the rest.
+// A small fork-join pool: each thread (the caller is thread 0) runs its own run of chunks, then
+// helps with what others have left.
 //
 // Handing a chunk to a sleeping worker costs a futex wake and, on a virtual machine whose idle
 // vCPU has halted, tens of microseconds before the worker runs: more than a whole row reduction
@@ -9,6 +10,12 @@
 // it; after TG_POOL_SPIN_US microseconds (default kDefaultSpinUs) the thread sleeps on a
 // condition variable as before. A region whose worker is late (its core busy elsewhere) does not
 // wait for it: chunks are claimed, not assigned, and the caller claims whatever is left.
+// Each thread first claims from its own contiguous run of chunks, so that thread t works on the
+// same part of the data in every region, as OpenMP's static schedule does: where each core (or
+// each core complex, on a VM spread over two) has its own cache, a tensor that fits in them
+// together stays where it was used. With one shared counter the chunks went to whichever thread
+// asked first, and a [4096, 1024] float32 add (16 MiB in, 16 MiB out) took 0.30 ms at 2 threads
+// where libtorch took 0.23; with the runs, 0.23.
 #include <tapegrad/core/parallel.h>
 
 #include <algorithm>
@@ -17,6 +24,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -81,13 +89,19 @@ struct Region {
   }
 };
 
-// The region state in one word, so that a worker can claim a chunk of the region it saw and of
-// no later one: generation (bits 32-63), next unclaimed chunk (16-31), chunk count (0-15).
+// A thread's run of chunks in one word, so that a thread can claim a chunk of the region it saw
+// and of no later one: generation (bits 32-63), next unclaimed chunk (16-31), end of the run
+// (0-15). state_ holds the generation alone (bits 32-63), to publish a region.
 constexpr int kMaxChunks = 0xffff;
 constexpr int64_t kChunksPerThread = 4;
 inline uint32_t generation_of(uint64_t s) { return static_cast<uint32_t>(s >> 32); }
 inline int next_of(uint64_t s) { return static_cast<int>((s >> 16) & 0xffff); }
-inline int count_of(uint64_t s) { return static_cast<int>(s & 0xffff); }
+inline int end_of(uint64_t s) { return static_cast<int>(s & 0xffff); }
+
+// One thread's run, on its own cache line: the threads claim from their own runs at once.
+struct alignas(64) Run {
+  std::atomic<uint64_t> word{0};
+};
 
 class ThreadPool {
  public:
@@ -107,7 +121,9 @@ class ThreadPool {
     // Workers start from the current generation: a region published before one of them first
     // runs is still theirs to help with.
     const uint32_t gen = generation_of(state_.load(std::memory_order_relaxed));
-    for (int i = 1; i < n; ++i) workers_.emplace_back([this, gen] { worker_loop(gen); });
+    runs_ = std::make_unique<Run[]>(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) runs_[i].word.store(uint64_t{gen} << 32, std::memory_order_relaxed);
+    for (int i = 1; i < n; ++i) workers_.emplace_back([this, gen, i] { worker_loop(gen, i); });
     num_threads_.store(n, std::memory_order_relaxed);
   }
 
@@ -119,28 +135,42 @@ class ThreadPool {
     error_ = nullptr;
     pending_.store(chunks, std::memory_order_relaxed);
     const uint32_t gen = generation_of(state_.load(std::memory_order_relaxed)) + 1;
-    // seq_cst, and sleepers_ read after it: either a worker about to sleep sees this region, or
-    // we see it counted and wake it (the worker's side is in wait_for_region).
-    state_.store(uint64_t{gen} << 32 | uint64_t{1} << 16 | static_cast<uint64_t>(chunks));
+    // Thread t's run: chunks [t * chunks / n, (t + 1) * chunks / n). No thread of the last
+    // region touches a run any more (every chunk of it was claimed and has finished), and a
+    // late one sees the new generation in the word and claims nothing.
+    const int n = size();
+    for (int t = 0; t < n; ++t) {
+      const uint64_t first = static_cast<uint64_t>(int64_t{t} * chunks / n);
+      const uint64_t end = static_cast<uint64_t>(int64_t{t + 1} * chunks / n);
+      runs_[t].word.store(uint64_t{gen} << 32 | first << 16 | end, std::memory_order_relaxed);
+    }
+    // seq_cst (so the runs are visible to whoever sees it), and sleepers_ read after it: either
+    // a worker about to sleep sees this region, or we see it counted and wake it (the worker's
+    // side is in wait_for_region).
+    state_.store(uint64_t{gen} << 32);
     if (sleepers_.load() > 0) {
       { std::lock_guard<std::mutex> lock(mutex_); }
       wake_.notify_all();
     }
-    run_chunk(region, 0);
-    for (int c; (c = claim(gen)) >= 0;) run_chunk(region, c);  // chunks no worker took yet
+    for (int c; (c = claim(gen, 0)) >= 0;) run_chunk(region, c);
     wait_for_workers();
     region_ = nullptr;
     if (error_) std::rethrow_exception(error_);
   }
 
  private:
-  // Claims the next chunk of region `gen`; -1 when none is left or that region is over.
-  int claim(uint32_t gen) {
-    uint64_t s = state_.load(std::memory_order_acquire);
-    while (generation_of(s) == gen && next_of(s) < count_of(s))
-      if (state_.compare_exchange_weak(s, s + (uint64_t{1} << 16), std::memory_order_acq_rel,
+  // Claims the next chunk of region `gen` for thread `self`: from its own run, else from the
+  // runs after it in turn; -1 when none is left or that region is over.
+  int claim(uint32_t gen, int self) {
+    const int n = size();
+    for (int k = 0; k < n; ++k) {
+      std::atomic<uint64_t>& word = runs_[(self + k) % n].word;
+      uint64_t s = word.load(std::memory_order_acquire);
+      while (generation_of(s) == gen && next_of(s) < end_of(s))
+        if (word.compare_exchange_weak(s, s + (uint64_t{1} << 16), std::memory_order_acq_rel,
                                        std::memory_order_acquire))
-        return next_of(s);
+          return next_of(s);
+    }
     return -1;
   }
   void run_chunk(const Region& region, int c) {
@@ -183,13 +213,13 @@ class ThreadPool {
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
     return s;
   }
-  void worker_loop(uint32_t seen) {
+  void worker_loop(uint32_t seen, int self) {
     while (true) {
       const uint64_t s = wait_for_region(seen);
       if (stopping_.load(std::memory_order_acquire)) return;
       seen = generation_of(s);
       // A successful claim keeps region `seen` (and region_) alive until this chunk is done.
-      for (int c; (c = claim(seen)) >= 0;) run_chunk(*region_, c);
+      for (int c; (c = claim(seen, self)) >= 0;) run_chunk(*region_, c);
     }
   }
   void stop_workers() {
@@ -208,6 +238,7 @@ class ThreadPool {
   std::mutex call_mutex_, mutex_;
   std::condition_variable wake_, done_;
   std::atomic<uint64_t> state_{0};
+  std::unique_ptr<Run[]> runs_;  // one per thread, the caller's first
   std::atomic<int> pending_{0}, sleepers_{0};
   std::atomic<bool> stopping_{false}, caller_sleeping_{false};
   const Region* region_ = nullptr;  // written before state_ publishes a region
