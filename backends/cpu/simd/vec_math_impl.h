@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 namespace tg::cpu::vec::impl {
@@ -219,26 +220,40 @@ template <class V> Kernels<typename V::T> kernels() {
 // `isa` its ISA suffix (avx2). `fma`: whether the TU is built with fused multiply-adds (the
 // float32 Phi of gelu relies on their single rounding for its ULP bound; without them, as in the
 // SSE2 baseline, gelu keeps SLEEF's erfc).
+namespace tg::cpu::vec::impl {
+// |x| by clearing the sign bits, and fmin/fmax above by compare-and-select, inline: SLEEF's
+// fabs/fmin are calls through the PLT, and two of them per vector (in gelu's Phi and the
+// sigmoids) spilled the registers around each call and kept the core from overlapping one
+// vector's long chains with the next's. The selects return b when a or b is NaN (SLEEF's
+// fmin/fmax return the other operand); every caller passes a constant b, so the results are the
+// same.
+template <class Vec> inline Vec clear_sign(Vec x) {
+  using BitsVec = decltype(x < x);  // the integer vector of the same lanes
+  using Bits = std::remove_cvref_t<decltype(BitsVec{}[0])>;
+  return reinterpret_cast<Vec>(reinterpret_cast<BitsVec>(x) & std::numeric_limits<Bits>::max());
+}
+}  // namespace tg::cpu::vec::impl
+
 #ifdef __FMA__
 #define TG_SIMD_FMA true
 #else
 #define TG_SIMD_FMA false
 #endif
-#define TG_SLEEF_TRAITS(Name, T_, Vec_, W_, lanes, isa, load_, store_)        \
-  struct Name {                                                               \
-    using T = T_;                                                             \
-    using Vec = Vec_;                                                         \
-    static constexpr int W = W_;                                              \
-    static constexpr bool fma = TG_SIMD_FMA;                                  \
-    static Vec load(const T* p) { return load_(p); }                          \
-    static void store(T* p, Vec v) { store_(p, v); }                          \
-    static Vec exp(Vec x) { return Sleef_exp##lanes##_u10##isa(x); }          \
-    static Vec log(Vec x) { return Sleef_log##lanes##_u10##isa(x); }          \
-    static Vec log1p(Vec x) { return Sleef_log1p##lanes##_u10##isa(x); }      \
-    static Vec tanh(Vec x) { return Sleef_tanh##lanes##_u10##isa(x); }        \
-    static Vec erfc(Vec x) { return Sleef_erfc##lanes##_u15##isa(x); }        \
-    static Vec sqrt(Vec x) { return Sleef_sqrt##lanes##_u05##isa(x); }        \
-    static Vec fabs(Vec x) { return Sleef_fabs##lanes##_##isa(x); }           \
-    static Vec fmax(Vec a, Vec b) { return Sleef_fmax##lanes##_##isa(a, b); } \
-    static Vec fmin(Vec a, Vec b) { return Sleef_fmin##lanes##_##isa(a, b); } \
+#define TG_SLEEF_TRAITS(Name, T_, Vec_, W_, lanes, isa, load_, store_)   \
+  struct Name {                                                          \
+    using T = T_;                                                        \
+    using Vec = Vec_;                                                    \
+    static constexpr int W = W_;                                         \
+    static constexpr bool fma = TG_SIMD_FMA;                             \
+    static Vec load(const T* p) { return load_(p); }                     \
+    static void store(T* p, Vec v) { store_(p, v); }                     \
+    static Vec exp(Vec x) { return Sleef_exp##lanes##_u10##isa(x); }     \
+    static Vec log(Vec x) { return Sleef_log##lanes##_u10##isa(x); }     \
+    static Vec log1p(Vec x) { return Sleef_log1p##lanes##_u10##isa(x); } \
+    static Vec tanh(Vec x) { return Sleef_tanh##lanes##_u10##isa(x); }   \
+    static Vec erfc(Vec x) { return Sleef_erfc##lanes##_u15##isa(x); }   \
+    static Vec sqrt(Vec x) { return Sleef_sqrt##lanes##_u05##isa(x); }   \
+    static Vec fabs(Vec x) { return impl::clear_sign(x); }               \
+    static Vec fmax(Vec a, Vec b) { return a > b ? a : b; }              \
+    static Vec fmin(Vec a, Vec b) { return a < b ? a : b; }              \
   }
