@@ -127,8 +127,8 @@ class ThreadPool {
     num_threads_.store(n, std::memory_order_relaxed);
   }
 
-  // Runs region.run(chunk) for chunk in [0, chunks), chunks <= kMaxChunks; chunk 0 on the
-  // calling thread.
+  // Runs region.run(chunk) for chunk in [0, chunks), chunks <= kMaxChunks; the calling thread
+  // takes the first run of chunks.
   void run(int chunks, const Region& region) {
     std::lock_guard<std::mutex> call_lock(call_mutex_);  // one parallel region at a time
     region_ = &region;
