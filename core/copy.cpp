@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -10,6 +9,7 @@
 #endif
 
 #include <tapegrad/core/checked.h>
+#include <tapegrad/core/cpu_features.h>
 #include <tapegrad/core/parallel.h>
 
 namespace tg {
@@ -190,16 +190,7 @@ bool have_avx2() {
 }
 // TG_SIMD=avx2 (or weaker) keeps the AVX2 band, as for the backends' kernel sets, so that the
 // tests reach it on an AVX-512 CPU too.
-bool have_avx512f() {
-  static const bool yes = [] {
-    const char* cap = std::getenv("TG_SIMD");
-    if (cap && (std::strcmp(cap, "avx2") == 0 || std::strcmp(cap, "sse2") == 0 ||
-                std::strcmp(cap, "scalar") == 0))
-      return false;
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  return yes;
-}
+bool have_avx512f() { return cpu_runs_avx512(); }
 #endif
 
 // dst [rows, cols] contiguous = src read with steps (1, ld), in square tiles of kTile items. The

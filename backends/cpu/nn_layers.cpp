@@ -3,13 +3,13 @@
 // (ops/checks/nn.cpp); embedding checks its index values here (they are data).
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <tuple>
 #include <vector>
 
 #include <tapegrad/backends/cpu/counter_random.h>
+#include <tapegrad/core/cpu_features.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/factories.h>
@@ -277,17 +277,7 @@ column_sums_avx512(const T* xp, const T* dp, const T* means, const T* rstds, int
                    int64_t n, int64_t lo, int64_t hi, double* sw, double* sb) {
   column_sums(xp, dp, means, rstds, rows, n, lo, hi, sw, sb);
 }
-bool has_avx512() {
-  static const bool yes = [] {
-    const char* cap = std::getenv("TG_SIMD");
-    if (cap && (std::strcmp(cap, "avx2") == 0 || std::strcmp(cap, "sse2") == 0 ||
-                std::strcmp(cap, "scalar") == 0))
-      return false;
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-  }();
-  return yes;
-}
+bool has_avx512() { return cpu_runs_avx512(); }
 #define TG_LAYER_NORM_AVX512 1
 #endif
 

@@ -3,13 +3,12 @@
 // rows along an inner dim in blocks of adjacent rows (so memory is read in order), and rows split
 // across threads when the tensor is large.
 #include <tapegrad/backends/cpu/softmax_rows.h>
+#include <tapegrad/core/cpu_features.h>
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/factories.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -46,17 +45,7 @@ bool rows_have_avx2() {
 #endif
 #ifdef TG_ROWS_AVX512
 // TG_SIMD=avx2 (or weaker) keeps the AVX2 build, as it does for the other kernel sets.
-bool rows_have_avx512() {
-  static const bool yes = [] {
-    const char* cap = std::getenv("TG_SIMD");
-    if (cap && (std::strcmp(cap, "avx2") == 0 || std::strcmp(cap, "sse2") == 0 ||
-                std::strcmp(cap, "scalar") == 0))
-      return false;
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-  }();
-  return yes;
-}
+bool rows_have_avx512() { return cpu_runs_avx512(); }
 #endif
 
 namespace {
