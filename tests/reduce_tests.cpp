@@ -352,6 +352,59 @@ TEST_CASE("amax / amin of long rows: the extreme, or the first NaN bit for bit")
   check_long_rows<double>();
 }
 
+// A zero extreme met as both -0 and +0: which one a row returns is set by the kernels' 32 lanes
+// (element j in lane j % 32, each lane keeping its first extreme, the lanes merged lowest first,
+// then the tail of n % 32 elements), the same on every instruction set. The vector kernels merge
+// in any order unless the extreme is zero; this checks the zero case against that model.
+template <typename T> void check_signed_zero_rows() {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const int64_t n = 1000;  // 31 blocks of 32 lanes and a tail of 8
+  const std::vector<std::pair<int64_t, int64_t>> zeros = {{3, 40},   {40, 3},    {10, 995},
+                                                          {995, 10}, {8, 40},    {64, 33},
+                                                          {0, 999},  {7, 7 + 32}};
+  for (bool greater : {true, false}) {
+    std::vector<T> data;
+    for (size_t r = 0; r < 2 * zeros.size(); ++r) {
+      const bool minus_first = r % 2 == 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const T magnitude = static_cast<T>(1 + (j * 7919 + static_cast<int64_t>(r)) % 1000);
+        data.push_back(greater ? -magnitude : magnitude);
+      }
+      const auto [a, b] = zeros[r / 2];
+      data[r * n + a] = minus_first ? T(-0.0) : T(0.0);
+      data[r * n + b] = minus_first ? T(0.0) : T(-0.0);
+    }
+    const int64_t rows = static_cast<int64_t>(2 * zeros.size());
+    const tg::Tensor x = tg::tensor(data).reshape({rows, n});
+    const std::vector<T> got =
+        (greater ? tg::amax(x, {1}) : tg::amin(x, {1})).template to_vector<T>();
+    auto better = [greater](T v, T best) { return greater ? v > best : v < best; };
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* p = data.data() + r * n;
+      const T start =
+          greater ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+      std::vector<T> lane(32, start);
+      const int64_t full = n / 32 * 32;
+      for (int64_t j = 0; j < full; ++j)
+        if (better(p[j], lane[j % 32])) lane[j % 32] = p[j];
+      T want = start;
+      for (T v : lane)
+        if (better(v, want)) want = v;
+      for (int64_t j = full; j < n; ++j)
+        if (better(p[j], want)) want = p[j];
+      CAPTURE(r);
+      CAPTURE(greater);
+      CHECK(want == T(0));
+      CHECK(std::bit_cast<Bits>(got[r]) == std::bit_cast<Bits>(want));
+    }
+  }
+}
+
+TEST_CASE("amax / amin: a zero extreme keeps the sign the lanes' order picks") {
+  check_signed_zero_rows<float>();
+  check_signed_zero_rows<double>();
+}
+
 TEST_CASE("max / min along a dim: values and first index among ties") {
   tg::Tensor x = tg::tensor({{1., 5., 5.}, {7., 2., 7.}});
   auto [v, i] = tg::max(x, 1);
