@@ -188,9 +188,6 @@ bool have_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
 }
-// TG_SIMD=avx2 (or weaker) keeps the AVX2 band, as for the backends' kernel sets, so that the
-// tests reach it on an AVX-512 CPU too.
-bool have_avx512f() { return cpu_runs_avx512(); }
 #endif
 
 // dst [rows, cols] contiguous = src read with steps (1, ld), in square tiles of kTile items. The
@@ -208,7 +205,8 @@ void transpose_copy(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld
     constexpr int64_t kStreamBytes = int64_t{16} << 20;
     if (have_avx2() && rows * cols * 4 >= kStreamBytes && cols % 16 == 0 &&
         reinterpret_cast<uintptr_t>(dst) % 64 == 0) {
-      const bool wide = have_avx512f();
+      // TG_SIMD=avx2 (or weaker) keeps the AVX2 band, so that the tests reach it here too.
+      const bool wide = cpu_runs_avx512();
       const int64_t band = wide ? 256 : 64, bands = (cols + band - 1) / band;
       parallel_for(0, bands, 1, [&](int64_t b, int64_t e) {
         for (int64_t k = b; k < e; ++k) {

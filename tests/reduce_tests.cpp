@@ -112,63 +112,68 @@ TEST_CASE("sum: large float32 inputs are summed accurately") {
   }
 }
 
-// The stated bound (docs/SEMANTICS.md): |sum - exact| <= 7 u sum|x| + u |exact| (u = 2^-24) plus
-// the float64 part (under n 2^-53 sum|x|), for rows of every length around the kernel's blocks
-// of 256 and lanes of 32 (tails included), with values spread over 2^-30 .. 2^30 so that the
-// partial sums of the lanes differ widely. The exact sum is taken in long double from the data.
+// The exact sum of the n float32 values p[0], p[step], ... (taken in long double) and the stated
+// bound on a float32 sum's error for them (docs/SEMANTICS.md): |sum - exact| <= 7 u sum|x| +
+// u |exact| (u = 2^-24) plus the float64 part (under n 2^-53 sum|x|).
+constexpr double kFloat32Unit = 0x1p-24;
+struct SumBound {
+  double exact, bound;
+};
+SumBound float32_sum_bound(const float* p, int64_t n, int64_t step = 1) {
+  long double exact = 0, abs_sum = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    exact += p[j * step];
+    abs_sum += std::abs(p[j * step]);
+  }
+  const double e = static_cast<double>(exact), a = static_cast<double>(abs_sum);
+  return {e, 7 * kFloat32Unit * a + kFloat32Unit * std::abs(e) +
+                 static_cast<double>(n) * std::ldexp(1.0, -53) * a};
+}
+// A float32 of either sign spread over 2^-30 .. 2^31, from a small LCG's draws (the tests need
+// no tapegrad RNG to make their data), so that partial sums differ widely.
+template <typename Next> float spread_float32(Next& next) {
+  const float mag = std::ldexp(1.0f + static_cast<float>(next() % 1000) / 1000.0f,
+                               static_cast<int>(next() % 61) - 30);
+  return next() % 2 ? mag : -mag;
+}
+
+// The stated bound for rows of every length around the kernel's blocks of 256 and lanes of 32
+// (tails included).
 TEST_CASE("sum / mean of float32 rows stay within the stated error bound") {
   const int64_t lengths[] = {1, 7, 31, 32, 33, 255, 256, 257, 511, 1000, 1024, 1057, 4099};
   uint32_t state = 12345;
-  auto next = [&state] {  // a small LCG: the test needs no tapegrad RNG to make its data
+  auto next = [&state] {
     state = state * 1664525u + 1013904223u;
     return state;
   };
   for (int64_t n : lengths) {
     const int64_t rows = 3;
     std::vector<float> data(static_cast<size_t>(rows * n));
-    for (float& v : data) {
-      const float mag = std::ldexp(1.0f + static_cast<float>(next() % 1000) / 1000.0f,
-                                   static_cast<int>(next() % 61) - 30);
-      v = next() % 2 ? mag : -mag;
-    }
+    for (float& v : data) v = spread_float32(next);
     tg::Tensor x = tg::tensor(data, {rows, n});
     const std::vector<double> sums = values(tg::sum(x, {1}));
     const std::vector<double> means = values(tg::mean(x, {1}, true));
     for (int64_t r = 0; r < rows; ++r) {
-      long double exact = 0, abs_sum = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        exact += data[static_cast<size_t>(r * n + j)];
-        abs_sum += std::abs(data[static_cast<size_t>(r * n + j)]);
-      }
-      const double u = std::ldexp(1.0, -24);
-      const double bound =
-          7 * u * static_cast<double>(abs_sum) + u * std::abs(static_cast<double>(exact)) +
-          static_cast<double>(n) * std::ldexp(1.0, -53) * static_cast<double>(abs_sum);
+      const SumBound b = float32_sum_bound(data.data() + r * n, n);
       CAPTURE(n);
-      CHECK(std::abs(sums[r] - static_cast<double>(exact)) <= bound);
-      CHECK(std::abs(means[r] * static_cast<double>(n) - static_cast<double>(exact)) <=
-            bound + u * std::abs(static_cast<double>(exact)));
+      CHECK(std::abs(sums[r] - b.exact) <= b.bound);
+      CHECK(std::abs(means[r] * static_cast<double>(n) - b.exact) <=
+            b.bound + kFloat32Unit * std::abs(b.exact));
     }
   }
   // One long row (the full reduction splits among threads): the same bound.
   const int64_t n = 3 * 65536 + 77;
   std::vector<float> data(static_cast<size_t>(n));
-  long double exact = 0, abs_sum = 0;
-  for (float& v : data) {
+  for (float& v : data)
     v = std::ldexp(static_cast<float>(next() % 2001) - 1000.0f, static_cast<int>(next() % 21) - 10);
-    exact += v;
-    abs_sum += std::abs(v);
-  }
   const double got = tg::sum(tg::tensor(data, {n})).item<double>();
-  const double u = std::ldexp(1.0, -24);
-  CHECK(std::abs(got - static_cast<double>(exact)) <=
-        7 * u * static_cast<double>(abs_sum) + u * std::abs(static_cast<double>(exact)) +
-            static_cast<double>(n) * std::ldexp(1.0, -53) * static_cast<double>(abs_sum));
+  const SumBound b = float32_sum_bound(data.data(), n);
+  CHECK(std::abs(got - b.exact) <= b.bound);
 }
 
 // Columns (a reduction over a leading dim) add groups of 8 rows in float32, then in float64: the
 // same bound as rows, for row counts around the groups of 8 and the blocks of 256 (tails
-// included) and widths that leave vector tails, with values spread over 2^-30 .. 2^30.
+// included) and widths that leave vector tails.
 TEST_CASE("sum / mean of float32 columns stay within the stated error bound") {
   uint32_t state = 777;
   auto next = [&state] {
@@ -178,28 +183,16 @@ TEST_CASE("sum / mean of float32 columns stay within the stated error bound") {
   for (int64_t rows : {2, 7, 8, 9, 17, 255, 256, 257, 1000, 4099})
     for (int64_t cols : {3, 37, 1030}) {
       std::vector<float> data(static_cast<size_t>(rows * cols));
-      for (float& v : data) {
-        const float mag = std::ldexp(1.0f + static_cast<float>(next() % 1000) / 1000.0f,
-                                     static_cast<int>(next() % 61) - 30);
-        v = next() % 2 ? mag : -mag;
-      }
+      for (float& v : data) v = spread_float32(next);
       const tg::Tensor x = tg::tensor(data, {rows, cols});
       const std::vector<double> sums = values(tg::sum(x, {0}));
       const std::vector<double> means = values(tg::mean(x, {0}));
       bool all_within = true;
       for (int64_t j = 0; j < cols; ++j) {
-        long double exact = 0, abs_sum = 0;
-        for (int64_t r = 0; r < rows; ++r) {
-          exact += data[static_cast<size_t>(r * cols + j)];
-          abs_sum += std::abs(data[static_cast<size_t>(r * cols + j)]);
-        }
-        const double u = std::ldexp(1.0, -24);
-        const double bound =
-            7 * u * static_cast<double>(abs_sum) + u * std::abs(static_cast<double>(exact)) +
-            static_cast<double>(rows) * std::ldexp(1.0, -53) * static_cast<double>(abs_sum);
-        all_within = all_within && std::abs(sums[j] - static_cast<double>(exact)) <= bound &&
-                     std::abs(means[j] * static_cast<double>(rows) - static_cast<double>(exact)) <=
-                         bound + u * std::abs(static_cast<double>(exact));
+        const SumBound b = float32_sum_bound(data.data() + j, rows, cols);
+        all_within = all_within && std::abs(sums[j] - b.exact) <= b.bound &&
+                     std::abs(means[j] * static_cast<double>(rows) - b.exact) <=
+                         b.bound + kFloat32Unit * std::abs(b.exact);
       }
       CAPTURE(rows);
       CAPTURE(cols);

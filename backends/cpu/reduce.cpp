@@ -454,29 +454,23 @@ bool has_avx2() {
 // at r0 (a multiple of kRowBlock), so the order depends on the shape alone; lanes are columns,
 // so every instruction set gives the same bits.
 constexpr int64_t kColumnSumRows = 8;
+// acc[j] += the float32 sum of `rows` rows from p (a constant count in the loop below, so the
+// compiler unrolls it).
+__attribute__((always_inline)) inline void add_row_group(const float* p, int64_t inner,
+                                                         int64_t rows, int64_t len, double* acc) {
+  for (int64_t j = 0; j < len; ++j) {
+    float part = p[j];
+    for (int64_t k = 1; k < rows; ++k) part += p[k * inner + j];
+    acc[j] += part;
+  }
+}
 __attribute__((always_inline)) inline void sum_columns_lanes(const float* in, int64_t inner,
                                                              int64_t r0, int64_t r1, int64_t len,
                                                              double* acc) {
   int64_t r = r0;
-  for (; r + kColumnSumRows <= r1; r += kColumnSumRows) {
-    const float* p = in + r * inner;
-    for (int64_t j = 0; j < len; ++j) {
-      float part = p[j];
-      for (int64_t k = 1; k < kColumnSumRows; ++k) part += p[k * inner + j];
-      acc[j] += part;
-    }
-  }
-  if (r == r1) return;
-  const float* p = in + r * inner;
-  for (int64_t j = 0; j < len; ++j) {
-    float part = p[j];
-    for (int64_t k = 1; k < r1 - r; ++k) part += p[k * inner + j];
-    acc[j] += part;
-  }
-}
-void sum_columns_baseline(const float* in, int64_t inner, int64_t r0, int64_t r1, int64_t len,
-                          double* acc) {
-  sum_columns_lanes(in, inner, r0, r1, len, acc);
+  for (; r + kColumnSumRows <= r1; r += kColumnSumRows)
+    add_row_group(in + r * inner, inner, kColumnSumRows, len, acc);
+  if (r < r1) add_row_group(in + r * inner, inner, r1 - r, len, acc);
 }
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2"))) void sum_columns_avx2(const float* in, int64_t inner, int64_t r0,
@@ -488,7 +482,7 @@ void sum_columns(const float* in, int64_t inner, int64_t r0, int64_t r1, int64_t
 #if defined(__x86_64__) && defined(__GNUC__)
   if (has_avx2()) return sum_columns_avx2(in, inner, r0, r1, len, acc);
 #endif
-  sum_columns_baseline(in, inner, r0, r1, len, acc);
+  sum_columns_lanes(in, inner, r0, r1, len, acc);
 }
 
 template <typename Op, typename Acc, typename T> Acc reduce_row(const T* p, int64_t n) {

@@ -16,6 +16,18 @@
 
 namespace tg::cpu::vec::impl {
 
+// |x| by clearing the sign bits (and the traits' fmin/fmax below by compare-and-select), inline:
+// SLEEF's fabs/fmin are calls through the PLT, and two of them per vector (in gelu's Phi and the
+// sigmoids) spilled the registers around each call and kept the core from overlapping one
+// vector's long chains with the next's. The selects return b when a or b is NaN (SLEEF's
+// fmin/fmax return the other operand); every caller passes a constant b, so the results are the
+// same.
+template <class Vec> inline Vec clear_sign(Vec x) {
+  using BitsVec = decltype(x < x);  // the integer vector of the same lanes
+  using Bits = std::remove_cvref_t<decltype(BitsVec{}[0])>;
+  return reinterpret_cast<Vec>(reinterpret_cast<BitsVec>(x) & std::numeric_limits<Bits>::max());
+}
+
 // Full vectors straight from the arrays; the tail through a zero-padded vector (the padding
 // lanes' results are dropped), so the tail's elements take exactly the same instructions.
 template <class V, class Op> void unary_loop(const typename V::T* x, typename V::T* y, int64_t n) {
@@ -220,20 +232,6 @@ template <class V> Kernels<typename V::T> kernels() {
 // `isa` its ISA suffix (avx2). `fma`: whether the TU is built with fused multiply-adds (the
 // float32 Phi of gelu relies on their single rounding for its ULP bound; without them, as in the
 // SSE2 baseline, gelu keeps SLEEF's erfc).
-namespace tg::cpu::vec::impl {
-// |x| by clearing the sign bits, and fmin/fmax above by compare-and-select, inline: SLEEF's
-// fabs/fmin are calls through the PLT, and two of them per vector (in gelu's Phi and the
-// sigmoids) spilled the registers around each call and kept the core from overlapping one
-// vector's long chains with the next's. The selects return b when a or b is NaN (SLEEF's
-// fmin/fmax return the other operand); every caller passes a constant b, so the results are the
-// same.
-template <class Vec> inline Vec clear_sign(Vec x) {
-  using BitsVec = decltype(x < x);  // the integer vector of the same lanes
-  using Bits = std::remove_cvref_t<decltype(BitsVec{}[0])>;
-  return reinterpret_cast<Vec>(reinterpret_cast<BitsVec>(x) & std::numeric_limits<Bits>::max());
-}
-}  // namespace tg::cpu::vec::impl
-
 #ifdef __FMA__
 #define TG_SIMD_FMA true
 #else
