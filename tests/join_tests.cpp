@@ -1,5 +1,6 @@
 // cat and stack: values, dims, dtype promotion, errors and gradients.
 #include <doctest/doctest.h>
+#include <tapegrad/core/cpu_features.h>
 #include <tapegrad/tapegrad.h>
 
 #include <vector>
@@ -89,32 +90,39 @@ TEST_CASE("cat / stack backward: each input gets its slice of the gradient") {
 }
 
 TEST_CASE("cat: large inputs split across threads, also inside one run") {
-  // Runs of 70000 and 50001 float32 (over the 256 KiB a thread copies at least), three rows each:
-  // the byte ranges the threads get start and end inside runs, and every item must land once.
-  const int64_t rows = 3, wa = 70000, wb = 50001;
-  std::vector<double> va, vb;
-  for (int64_t i = 0; i < rows * wa; ++i) va.push_back(static_cast<double>(i));
-  for (int64_t i = 0; i < rows * wb; ++i) vb.push_back(static_cast<double>(-1 - i));
-  const tg::Tensor a = tg::tensor(va, {rows, wa}).to_dtype(tg::kFloat32);
-  const tg::Tensor b = tg::tensor(vb, {rows, wb}).to_dtype(tg::kFloat32);
-  for (int threads : {1, 2, 3}) {
-    CAPTURE(threads);
-    const int before = tg::get_num_threads();
-    tg::set_num_threads(threads);
-    const std::vector<double> got = values(tg::cat({a, b}, 1));
-    const std::vector<double> flat = values(tg::cat({a.reshape({-1}), b.reshape({-1})}));
-    tg::set_num_threads(before);
-    int64_t wrong = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t j = 0; j < wa; ++j)
-        wrong += got[static_cast<size_t>(r * (wa + wb) + j)] != va[static_cast<size_t>(r * wa + j)];
-      for (int64_t j = 0; j < wb; ++j)
-        wrong +=
-            got[static_cast<size_t>(r * (wa + wb) + wa + j)] != vb[static_cast<size_t>(r * wb + j)];
+  // Runs of 70000 and 50001 float32 (over the 256 KiB a thread copies at least): the byte ranges
+  // the threads get start and end inside runs, and every item must land once. Three rows, then
+  // enough rows for a result of streaming_store_min_bytes() (written with non-temporal stores,
+  // whose runs here start at addresses that are not 32-byte aligned).
+  const int64_t wa = 70000, wb = 50001;
+  const int64_t streaming_rows = tg::streaming_store_min_bytes() / (4 * (wa + wb)) + 1;
+  for (const int64_t rows : {int64_t{3}, streaming_rows}) {
+    CAPTURE(rows);
+    std::vector<double> va, vb;
+    for (int64_t i = 0; i < rows * wa; ++i) va.push_back(static_cast<double>(i));
+    for (int64_t i = 0; i < rows * wb; ++i) vb.push_back(static_cast<double>(-1 - i));
+    const tg::Tensor a = tg::tensor(va, {rows, wa}).to_dtype(tg::kFloat32);
+    const tg::Tensor b = tg::tensor(vb, {rows, wb}).to_dtype(tg::kFloat32);
+    for (int threads : {1, 2, 3}) {
+      CAPTURE(threads);
+      const int before = tg::get_num_threads();
+      tg::set_num_threads(threads);
+      const std::vector<double> got = values(tg::cat({a, b}, 1));
+      const std::vector<double> flat = values(tg::cat({a.reshape({-1}), b.reshape({-1})}));
+      tg::set_num_threads(before);
+      int64_t wrong = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < wa; ++j)
+          wrong +=
+              got[static_cast<size_t>(r * (wa + wb) + j)] != va[static_cast<size_t>(r * wa + j)];
+        for (int64_t j = 0; j < wb; ++j)
+          wrong += got[static_cast<size_t>(r * (wa + wb) + wa + j)] !=
+                   vb[static_cast<size_t>(r * wb + j)];
+      }
+      CHECK(wrong == 0);
+      std::vector<double> want = va;
+      want.insert(want.end(), vb.begin(), vb.end());
+      CHECK(flat == want);
     }
-    CHECK(wrong == 0);
-    std::vector<double> want = va;
-    want.insert(want.end(), vb.begin(), vb.end());
-    CHECK(flat == want);
   }
 }

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <tapegrad/backends/cpu/simd/vec_binary.h>
+#include <tapegrad/core/cpu_features.h>
 #include <tapegrad/tapegrad.h>
 
 #include <algorithm>
@@ -71,32 +72,45 @@ TEST_CASE("vec_binary: every kernel, every ISA this CPU runs, matches the scalar
   CHECK(vec::binary_best() != nullptr);
 #endif
   constexpr float kGuard = 12345.0f;
+  // out starts 0-7 floats past a 64-byte boundary: streaming stores need vector-aligned
+  // addresses, so their kernels write a head of single elements first.
+  std::vector<float> buffer(1027 + 64, kGuard);
+  float* const aligned = buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) / 4;
   for (const vec::BinaryIsa* isa : isas)
-    for (const vec::Binary op : kOps)
-      for (const vec::Operands form : kForms)
-        for (int64_t n : {0, 1, 3, 7, 8, 15, 16, 31, 33, 63, 64, 65, 100, 1027}) {
-          CAPTURE(isa->name);
-          CAPTURE(static_cast<int>(op));
-          CAPTURE(static_cast<int>(form));
-          CAPTURE(n);
-          const auto un = static_cast<size_t>(n);
-          const std::vector<float> a = inputs(un + 1, 1), b = inputs(un + 1, 2);
-          std::vector<float> out(un + 8, kGuard);
-          isa->row(op, form)(out.data(), a.data(), b.data(), n);
-          bool ok = true;
-          for (size_t i = 0; i < un; ++i) {
-            const float x = form == vec::Operands::scalar_a ? a[0] : a[i];
-            const float y = form == vec::Operands::scalar_b ? b[0] : b[i];
-            if (!same(out[i], reference(op, x, y))) {
-              ok = false;
-              CAPTURE(i);
-              CHECK(same(out[i], reference(op, x, y)));
-              break;
+    for (const vec::Stores stores : {vec::Stores::cached, vec::Stores::streaming})
+      for (const vec::Binary op : kOps)
+        for (const vec::Operands form : kForms)
+          for (int64_t n : {0, 1, 3, 7, 8, 15, 16, 31, 33, 63, 64, 65, 100, 1027})
+            for (int64_t shift : {0, 1, 5}) {
+              CAPTURE(isa->name);
+              CAPTURE(static_cast<int>(stores));
+              CAPTURE(static_cast<int>(op));
+              CAPTURE(static_cast<int>(form));
+              CAPTURE(n);
+              CAPTURE(shift);
+              const auto un = static_cast<size_t>(n);
+              const std::vector<float> a = inputs(un + 1, 1), b = inputs(un + 1, 2);
+              std::fill(buffer.begin(), buffer.end(), kGuard);
+              float* out = aligned + shift;
+              isa->row(op, form, stores)(out, a.data(), b.data(), n);
+              vec::stream_fence();
+              bool ok = true;
+              for (size_t i = 0; i < un; ++i) {
+                const float x = form == vec::Operands::scalar_a ? a[0] : a[i];
+                const float y = form == vec::Operands::scalar_b ? b[0] : b[i];
+                if (!same(out[i], reference(op, x, y))) {
+                  ok = false;
+                  CAPTURE(i);
+                  CHECK(same(out[i], reference(op, x, y)));
+                  break;
+                }
+              }
+              CHECK(ok);
+              // nothing before out or past n
+              CHECK(std::all_of(buffer.data(), out, [](float v) { return v == kGuard; }));
+              CHECK(std::all_of(out + n, buffer.data() + buffer.size(),
+                                [](float v) { return v == kGuard; }));
             }
-          }
-          CHECK(ok);
-          for (size_t i = un; i < out.size(); ++i) CHECK(out[i] == kGuard);  // nothing past n
-        }
 }
 
 TEST_CASE("vec_binary: in place, the result written over either operand") {
@@ -142,4 +156,60 @@ TEST_CASE("vec_binary: add/sub/mul/div of float32 tensors, broadcast rows and sc
       CHECK(same(scalar_by[k], reference(c.op, 1.5f, av[k])));
     }
   }
+}
+
+// Results of at least streaming_store_min_bytes() are written with streaming stores
+// (backends/cpu/loops.h): flat arrays, a scalar operand, and broadcast rows whose starts are not
+// vector-aligned (cols odd), at 1 and 2 threads (each thread's chunk starts anywhere in a row).
+// Every element must be the scalar operation's; in place (cached stores) too.
+TEST_CASE("vec_binary: results large enough for streaming stores hold every element") {
+  const int64_t cols = 1001;
+  const int64_t rows = tg::streaming_store_min_bytes() / 4 / cols + 3;
+  const std::vector<float> av = inputs(static_cast<size_t>(rows * cols), 7);
+  const std::vector<float> rowv = inputs(cols, 8), flatv = inputs(av.size(), 9);
+  const tg::Tensor a = tg::tensor(av).reshape({rows, cols});
+  const tg::Tensor row = tg::tensor(rowv), flat = tg::tensor(flatv).reshape({rows, cols});
+  const tg::Tensor scalar = tg::scalar_tensor(1.25, tg::kFloat32);
+  using Fn = tg::Tensor (*)(const tg::Tensor&, const tg::Tensor&);
+  struct Case {
+    vec::Binary op;
+    Fn out_of_place, in_place;
+  };
+  const Case cases[] = {
+      {vec::Binary::add, [](const tg::Tensor& x, const tg::Tensor& y) { return tg::add(x, y); },
+       [](const tg::Tensor& x, const tg::Tensor& y) { return tg::add_(x, y); }},
+      {vec::Binary::sub, [](const tg::Tensor& x, const tg::Tensor& y) { return tg::sub(x, y); },
+       [](const tg::Tensor& x, const tg::Tensor& y) { return tg::sub_(x, y); }},
+      {vec::Binary::mul, [](const tg::Tensor& x, const tg::Tensor& y) { return tg::mul(x, y); },
+       [](const tg::Tensor& x, const tg::Tensor& y) { return tg::mul_(x, y); }},
+      {vec::Binary::div, [](const tg::Tensor& x, const tg::Tensor& y) { return tg::div(x, y); },
+       [](const tg::Tensor& x, const tg::Tensor& y) { return tg::div_(x, y); }}};
+  const int threads_before = tg::get_num_threads();
+  for (int threads : {1, 2}) {
+    tg::set_num_threads(threads);
+    for (int kind = 0; kind < 3; ++kind) {
+      const tg::Tensor& other = kind == 0 ? row : kind == 1 ? flat : scalar;
+      const auto b_at = [&](size_t i) {
+        return kind == 0 ? rowv[i % cols] : kind == 1 ? flatv[i] : 1.25f;
+      };
+      for (const Case& c : cases) {
+        CAPTURE(threads);
+        CAPTURE(kind);
+        CAPTURE(static_cast<int>(c.op));
+        tg::Tensor io = a.clone();
+        c.in_place(io, other);
+        const std::vector<float> got = c.out_of_place(a, other).to_vector<float>();
+        const std::vector<float> got_in_place = io.to_vector<float>();
+        size_t wrong = 0, wrong_in_place = 0;
+        for (size_t i = 0; i < av.size(); ++i) {
+          const float want = reference(c.op, av[i], b_at(i));
+          wrong += !same(got[i], want);
+          wrong_in_place += !same(got_in_place[i], want);
+        }
+        CHECK(wrong == 0);
+        CHECK(wrong_in_place == 0);
+      }
+    }
+  }
+  tg::set_num_threads(threads_before);
 }

@@ -18,6 +18,7 @@
 #include <tapegrad/backends/cpu/simd/vec_binary.h>
 #include <tapegrad/core/checked.h>
 #include <tapegrad/core/copy.h>
+#include <tapegrad/core/cpu_features.h>
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/inplace_target.h>
 #include <tapegrad/core/parallel.h>
@@ -136,7 +137,7 @@ inline const float* row_start(const Broadcast<float>& b, int64_t) { return &b.va
 // Runs out[begin, end) through fn's row kernel when it has one and the operands are float32
 // arrays or one float32 scalar; false when the caller must run its own loop.
 template <typename Out, typename Fn, typename... Src>
-bool row_kernel(Out* out, int64_t begin, int64_t end, Src... src) {
+bool row_kernel(Out* out, int64_t begin, int64_t end, vec::Stores stores, Src... src) {
   if constexpr (requires { Fn::kRowKernel; } && std::is_same_v<Out, float> && sizeof...(Src) == 2 &&
                 (... && kFloatSource<Src>)) {
     using A = std::tuple_element_t<0, std::tuple<Src...>>;
@@ -147,16 +148,18 @@ bool row_kernel(Out* out, int64_t begin, int64_t end, Src... src) {
       constexpr vec::Operands form = std::is_same_v<A, Broadcast<float>>   ? vec::Operands::scalar_a
                                      : std::is_same_v<B, Broadcast<float>> ? vec::Operands::scalar_b
                                                                            : vec::Operands::arrays;
-      isa->row(Fn::kRowKernel, form)(out + begin, row_start(src, begin)..., end - begin);
+      isa->row(Fn::kRowKernel, form, stores)(out + begin, row_start(src, begin)..., end - begin);
       return true;
     }
   }
   return false;
 }
 
+// stores: how the row kernels write (the other loops write through the cache).
 template <typename Out, typename Fn, typename... Src>
-void flat_chunk(Out* __restrict out, int64_t begin, int64_t end, const Fn& fn, Src... src) {
-  if (row_kernel<Out, Fn>(out, begin, end, src...)) return;
+void flat_chunk(Out* __restrict out, int64_t begin, int64_t end, const Fn& fn, vec::Stores stores,
+                Src... src) {
+  if (row_kernel<Out, Fn>(out, begin, end, stores, src...)) return;
 #if defined(__x86_64__) && defined(__GNUC__)
   if constexpr (std::is_same_v<Out, float> && sizeof...(Src) <= 2) {
     if (cpu_has_avx2()) {
@@ -168,14 +171,32 @@ void flat_chunk(Out* __restrict out, int64_t begin, int64_t end, const Fn& fn, S
   flat_chunk_base(out, begin, end, fn, src...);
 }
 
+// Streaming stores (simd/vec_binary.h) for a fresh result of at least
+// streaming_store_min_bytes(); a result written over an input (a += b) keeps cached stores: its
+// lines were just read into the cache, so there is no read to save.
+inline vec::Stores stores_for(int64_t result_bytes, bool in_place) {
+  return !in_place && result_bytes >= streaming_store_min_bytes() ? vec::Stores::streaming
+                                                                  : vec::Stores::cached;
+}
+template <typename Src> bool same_address(const void* out, const Src& src) {
+  if constexpr (std::is_pointer_v<Src>)
+    return out == static_cast<const void*>(src);
+  else
+    return false;
+}
+
 template <typename Out, typename Fn, typename... Src>
 void flat_loop(Out* out, int64_t n, const Fn& fn, Src... src) {
   if (n <= kElementwiseGrain) {  // small: no thread hand-off, no std::function
-    flat_chunk(out, 0, n, fn, src...);
+    flat_chunk(out, 0, n, fn, vec::Stores::cached, src...);
     return;
   }
-  parallel_for(0, n, kElementwiseGrain,
-               [&](int64_t begin, int64_t end) { flat_chunk(out, begin, end, fn, src...); });
+  const vec::Stores stores =
+      stores_for(n * static_cast<int64_t>(sizeof(Out)), (... || same_address(out, src)));
+  parallel_for(0, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+    flat_chunk(out, begin, end, fn, stores, src...);
+    if (stores == vec::Stores::streaming) vec::stream_fence();
+  });
 }
 
 // Calls run(src...) with each operand as a raw pointer (dense) or a Broadcast (single): the
@@ -249,6 +270,8 @@ void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
     // was measured slower than SSE2 on this machine's AMD EPYC (a flat [n] + [n] was not), so
     // those rows keep the SSE2 loop. All compute the same IEEE operations element by element.
     const bool in_place = (... || (static_cast<const void*>(o) == ops.pointer()));
+    const vec::Stores stores =
+        stores_for(out.numel() * static_cast<int64_t>(sizeof(Out)), in_place);
     // The row's index in the outer dims and each operand's offset advance like an odometer, on
     // raw pointers (Shape's operator[] tests inline-or-heap storage on every access): a row of a
     // [4096, 1024] + [1024] costs a few additions, not a recomputation over every dim and
@@ -268,7 +291,7 @@ void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
       for (int64_t row = row_begin; row < row_end; ++row) {
         [&]<size_t... K>(std::index_sequence<K...>) {
           if (in_place || requires { Fn::kRowKernel; })
-            flat_chunk(o + row * inner, 0, inner, fn, (std::get<K>(base) + offset[K])...);
+            flat_chunk(o + row * inner, 0, inner, fn, stores, (std::get<K>(base) + offset[K])...);
           else
             flat_chunk_base(o + row * inner, 0, inner, fn, (std::get<K>(base) + offset[K])...);
         }
@@ -280,6 +303,7 @@ void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
           index[d] = 0;
         }
       }
+      if (stores == vec::Stores::streaming) vec::stream_fence();
     };
     if (out.numel() <= kElementwiseGrain) {
       unit_rows(0, rows);

@@ -18,15 +18,25 @@ enum class Binary : int { add, sub, mul, div, count };
 // pointer and used for every element (a broadcast scalar).
 enum class Operands : int { arrays, scalar_b, scalar_a, count };
 
+// How a row's results are written. streaming: with non-temporal stores, which go to memory
+// without first reading each destination line into the cache and without evicting what the
+// cache holds; meant for a result too large to stay cached for its reader (loops.h decides).
+// Same values either way. Streaming stores are weakly ordered: a caller calls stream_fence()
+// after its last streaming row, before another thread may read the results (a fence per row
+// stalls on every row's stores reaching memory: slower than the cached stores).
+enum class Stores : int { cached, streaming, count };
+void stream_fence();
+
 // out[i] = a[i] (op) b[i] for i < n. out may be a or b itself (every element is read before it
 // is written), not a partial overlap.
 using BinaryRow = void (*)(float* out, const float* a, const float* b, int64_t n);
 
 struct BinaryIsa {
   const char* name;  // "avx2", "sse2"
-  BinaryRow f32[static_cast<int>(Binary::count)][static_cast<int>(Operands::count)];
-  BinaryRow row(Binary op, Operands form) const {
-    return f32[static_cast<int>(op)][static_cast<int>(form)];
+  BinaryRow f32[static_cast<int>(Binary::count)][static_cast<int>(Operands::count)]
+               [static_cast<int>(Stores::count)];
+  BinaryRow row(Binary op, Operands form, Stores stores = Stores::cached) const {
+    return f32[static_cast<int>(op)][static_cast<int>(form)][static_cast<int>(stores)];
   }
 };
 

@@ -1,6 +1,9 @@
 #pragma once
 // The row loops of vec_binary.h, written once over a vector type's traits V (Vec, kWidth, load,
-// store, set1 and the four operations) and instantiated by each vec_binary_<isa>.cpp.
+// store, stream (a non-temporal store to an aligned address), set1 and the four
+// operations) and instantiated by each vec_binary_<isa>.cpp.
+#include <cstdint>
+
 #include <tapegrad/backends/cpu/simd/vec_binary.h>
 
 namespace tg::cpu::vec::binary_impl {
@@ -19,15 +22,30 @@ template <typename V, Binary kOp> typename V::Vec apply(typename V::Vec a, typen
   if constexpr (kOp == Binary::div) return V::div(a, b);
 }
 
-template <typename V, Binary kOp, Operands kForm>
+template <typename V, Binary kOp, Operands kForm, Stores kStores>
 void row(float* out, const float* a, const float* b, int64_t n) {
   using Vec = typename V::Vec;
   constexpr int64_t W = V::kWidth;
   constexpr bool kScalarA = kForm == Operands::scalar_a, kScalarB = kForm == Operands::scalar_b;
+  constexpr bool kStream = kStores == Stores::streaming;
   const Vec sa = kScalarA ? V::set1(*a) : Vec{}, sb = kScalarB ? V::set1(*b) : Vec{};
   const auto x = [&](int64_t i) { return kScalarA ? sa : V::load(a + i); };
   const auto y = [&](int64_t i) { return kScalarB ? sb : V::load(b + i); };
+  const auto one = [&](int64_t i) {
+    out[i] = apply<kOp>(kScalarA ? *a : a[i], kScalarB ? *b : b[i]);
+  };
+  const auto put = [&](int64_t i, Vec v) {
+    if constexpr (kStream)
+      V::stream(out + i, v);
+    else
+      V::store(out + i, v);
+  };
   int64_t i = 0;
+  if constexpr (kStream) {  // non-temporal stores need a vector-aligned address
+    const auto misaligned = reinterpret_cast<uintptr_t>(out) % sizeof(Vec);
+    const int64_t head = misaligned == 0 ? 0 : static_cast<int64_t>(sizeof(Vec) - misaligned) / 4;
+    for (; i < head && i < n; ++i) one(i);
+  }
   // Four vectors per iteration, all loaded before any is stored (so out may be a or b): the
   // one-vector loop the compiler writes keeps fewer loads in flight.
   for (; i + 4 * W <= n; i += 4 * W) {
@@ -35,20 +53,25 @@ void row(float* out, const float* a, const float* b, int64_t n) {
     const Vec r1 = apply<V, kOp>(x(i + W), y(i + W));
     const Vec r2 = apply<V, kOp>(x(i + 2 * W), y(i + 2 * W));
     const Vec r3 = apply<V, kOp>(x(i + 3 * W), y(i + 3 * W));
-    V::store(out + i, r0);
-    V::store(out + i + W, r1);
-    V::store(out + i + 2 * W, r2);
-    V::store(out + i + 3 * W, r3);
+    put(i, r0);
+    put(i + W, r1);
+    put(i + 2 * W, r2);
+    put(i + 3 * W, r3);
   }
-  for (; i + W <= n; i += W) V::store(out + i, apply<V, kOp>(x(i), y(i)));
-  for (; i < n; ++i) out[i] = apply<kOp>(kScalarA ? *a : a[i], kScalarB ? *b : b[i]);
+  for (; i + W <= n; i += W) put(i, apply<V, kOp>(x(i), y(i)));
+  for (; i < n; ++i) one(i);
+}
+
+template <typename V, Binary kOp, Operands kForm> constexpr void fill_form(BinaryIsa& isa) {
+  auto& stores = isa.f32[static_cast<int>(kOp)][static_cast<int>(kForm)];
+  stores[static_cast<int>(Stores::cached)] = row<V, kOp, kForm, Stores::cached>;
+  stores[static_cast<int>(Stores::streaming)] = row<V, kOp, kForm, Stores::streaming>;
 }
 
 template <typename V, Binary kOp> constexpr void fill(BinaryIsa& isa) {
-  auto& forms = isa.f32[static_cast<int>(kOp)];
-  forms[static_cast<int>(Operands::arrays)] = row<V, kOp, Operands::arrays>;
-  forms[static_cast<int>(Operands::scalar_b)] = row<V, kOp, Operands::scalar_b>;
-  forms[static_cast<int>(Operands::scalar_a)] = row<V, kOp, Operands::scalar_a>;
+  fill_form<V, kOp, Operands::arrays>(isa);
+  fill_form<V, kOp, Operands::scalar_b>(isa);
+  fill_form<V, kOp, Operands::scalar_a>(isa);
 }
 
 template <typename V> BinaryIsa kernels(const char* name) {

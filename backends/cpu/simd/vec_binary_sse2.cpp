@@ -12,6 +12,7 @@ struct Sse2 {
   static constexpr int64_t kWidth = 4;
   static Vec load(const float* p) { return _mm_loadu_ps(p); }
   static void store(float* p, Vec v) { _mm_storeu_ps(p, v); }
+  static void stream(float* p, Vec v) { _mm_stream_ps(p, v); }
   static Vec set1(float x) { return _mm_set1_ps(x); }
   static Vec add(Vec a, Vec b) { return _mm_add_ps(a, b); }
   static Vec sub(Vec a, Vec b) { return _mm_sub_ps(a, b); }
