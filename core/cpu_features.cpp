@@ -1,5 +1,7 @@
 #include <tapegrad/core/cpu_features.h>
 
+#include <tapegrad/core/parallel.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -53,6 +55,10 @@ int64_t streaming_store_min_bytes() {
     return llc > 0 ? llc / 2 : int64_t{8} << 20;
   }();
   return bytes;
+}
+
+bool streaming_stores_for(int64_t result_bytes) {
+  return result_bytes / std::max(get_num_threads(), 1) >= streaming_store_min_bytes();
 }
 
 }  // namespace tg

@@ -8,12 +8,17 @@ namespace tg {
 
 bool cpu_runs_avx512();
 
-// The smallest fresh result, in bytes, that elementwise kernels write with streaming
-// (non-temporal) stores: half the largest cache (the L3 on x86) as Linux reports it, or 8 MiB
-// when it reports none. A result that large and an input of its size fill that cache,
-// so the result would not stay there for its reader anyway; skipping the read of each
-// destination line then saves a third of the traffic (docs/PERFORMANCE.md has the crossover
-// measured with the result's reader included). Read once per process.
-int64_t streaming_store_min_bytes();
+// Whether kernels write a fresh result of `result_bytes` with streaming (non-temporal) stores:
+// when each thread's share of it (the pool's thread count, get_num_threads()) is at least
+// streaming_store_min_bytes(), half the largest cache (the L3 on x86) as Linux reports it, or
+// 8 MiB when it reports none. A share that large and the input it is computed from fill that
+// cache, so the result would not stay there for its reader anyway; skipping the read of each
+// destination line then saves a third of the traffic. Per thread, because threads may each
+// work in a cache of that size: on this project's 2-vCPU VM a 16 MiB result ran from cache at
+// 2 threads and from memory at 1 (docs/PERFORMANCE.md has both measurements and the crossover
+// with the result's reader included). A result written over its input (a += b) should keep
+// cached stores: its lines were just read into the cache, there is no read to save.
+bool streaming_stores_for(int64_t result_bytes);
+int64_t streaming_store_min_bytes();  // read once per process
 
 }  // namespace tg

@@ -92,24 +92,26 @@ TEST_CASE("cat / stack backward: each input gets its slice of the gradient") {
 TEST_CASE("cat: large inputs split across threads, also inside one run") {
   // Runs of 70000 and 50001 float32 (over the 256 KiB a thread copies at least): the byte ranges
   // the threads get start and end inside runs, and every item must land once. Three rows, then
-  // enough rows for a result of streaming_store_min_bytes() (written with non-temporal stores,
-  // whose runs here start at addresses that are not 32-byte aligned).
+  // (at 1 and 2 threads) enough rows for a result written with non-temporal stores
+  // (core/cpu_features.h), whose runs here start at addresses that are not 32-byte aligned.
   const int64_t wa = 70000, wb = 50001;
-  const int64_t streaming_rows = tg::streaming_store_min_bytes() / (4 * (wa + wb)) + 1;
-  for (const int64_t rows : {int64_t{3}, streaming_rows}) {
-    CAPTURE(rows);
-    std::vector<double> va, vb;
-    for (int64_t i = 0; i < rows * wa; ++i) va.push_back(static_cast<double>(i));
-    for (int64_t i = 0; i < rows * wb; ++i) vb.push_back(static_cast<double>(-1 - i));
-    const tg::Tensor a = tg::tensor(va, {rows, wa}).to_dtype(tg::kFloat32);
-    const tg::Tensor b = tg::tensor(vb, {rows, wb}).to_dtype(tg::kFloat32);
-    for (int threads : {1, 2, 3}) {
-      CAPTURE(threads);
-      const int before = tg::get_num_threads();
-      tg::set_num_threads(threads);
+  for (int threads : {1, 2, 3}) {
+    CAPTURE(threads);
+    const int before = tg::get_num_threads();
+    tg::set_num_threads(threads);
+    const int64_t streaming_rows = threads * tg::streaming_store_min_bytes() / (4 * (wa + wb)) + 1;
+    std::vector<int64_t> row_counts = {3};
+    if (threads <= 2) row_counts.push_back(streaming_rows);
+    for (const int64_t rows : row_counts) {
+      CAPTURE(rows);
+      CHECK(tg::streaming_stores_for(4 * rows * (wa + wb)) == (rows == streaming_rows));
+      std::vector<double> va, vb;
+      for (int64_t i = 0; i < rows * wa; ++i) va.push_back(static_cast<double>(i));
+      for (int64_t i = 0; i < rows * wb; ++i) vb.push_back(static_cast<double>(-1 - i));
+      const tg::Tensor a = tg::tensor(va, {rows, wa}).to_dtype(tg::kFloat32);
+      const tg::Tensor b = tg::tensor(vb, {rows, wb}).to_dtype(tg::kFloat32);
       const std::vector<double> got = values(tg::cat({a, b}, 1));
       const std::vector<double> flat = values(tg::cat({a.reshape({-1}), b.reshape({-1})}));
-      tg::set_num_threads(before);
       int64_t wrong = 0;
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t j = 0; j < wa; ++j)
@@ -124,5 +126,6 @@ TEST_CASE("cat: large inputs split across threads, also inside one run") {
       want.insert(want.end(), vb.begin(), vb.end());
       CHECK(flat == want);
     }
+    tg::set_num_threads(before);
   }
 }

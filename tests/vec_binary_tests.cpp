@@ -163,13 +163,6 @@ TEST_CASE("vec_binary: add/sub/mul/div of float32 tensors, broadcast rows and sc
 // vector-aligned (cols odd), at 1 and 2 threads (each thread's chunk starts anywhere in a row).
 // Every element must be the scalar operation's; in place (cached stores) too.
 TEST_CASE("vec_binary: results large enough for streaming stores hold every element") {
-  const int64_t cols = 1001;
-  const int64_t rows = tg::streaming_store_min_bytes() / 4 / cols + 3;
-  const std::vector<float> av = inputs(static_cast<size_t>(rows * cols), 7);
-  const std::vector<float> rowv = inputs(cols, 8), flatv = inputs(av.size(), 9);
-  const tg::Tensor a = tg::tensor(av).reshape({rows, cols});
-  const tg::Tensor row = tg::tensor(rowv), flat = tg::tensor(flatv).reshape({rows, cols});
-  const tg::Tensor scalar = tg::scalar_tensor(1.25, tg::kFloat32);
   using Fn = tg::Tensor (*)(const tg::Tensor&, const tg::Tensor&);
   struct Case {
     vec::Binary op;
@@ -187,6 +180,14 @@ TEST_CASE("vec_binary: results large enough for streaming stores hold every elem
   const int threads_before = tg::get_num_threads();
   for (int threads : {1, 2}) {
     tg::set_num_threads(threads);
+    const int64_t cols = 1001;
+    const int64_t rows = threads * tg::streaming_store_min_bytes() / 4 / cols + 3;
+    CHECK(tg::streaming_stores_for(4 * rows * cols));
+    const std::vector<float> av = inputs(static_cast<size_t>(rows * cols), 7);
+    const std::vector<float> rowv = inputs(cols, 8), flatv = inputs(av.size(), 9);
+    const tg::Tensor a = tg::tensor(av).reshape({rows, cols});
+    const tg::Tensor row = tg::tensor(rowv), flat = tg::tensor(flatv).reshape({rows, cols});
+    const tg::Tensor scalar = tg::scalar_tensor(1.25, tg::kFloat32);
     for (int kind = 0; kind < 3; ++kind) {
       const tg::Tensor& other = kind == 0 ? row : kind == 1 ? flat : scalar;
       const auto b_at = [&](size_t i) {

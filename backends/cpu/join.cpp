@@ -95,7 +95,7 @@ void copy_slice(const Tensor& out, int64_t d, const Tensor& slice, const Tensor&
   for (int64_t k = 0; k < d; ++k) rows *= out.size(k);
   const int64_t out_bytes = out.numel() * static_cast<int64_t>(itemsize(out.dtype()));
   copy_into(slice, t, rows, d > 0 ? out.strides()[static_cast<size_t>(d - 1)] : 0,
-            out_bytes >= streaming_store_min_bytes());
+            streaming_stores_for(out_bytes));
 }
 
 }  // namespace

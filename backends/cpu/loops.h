@@ -171,12 +171,11 @@ void flat_chunk(Out* __restrict out, int64_t begin, int64_t end, const Fn& fn, v
   flat_chunk_base(out, begin, end, fn, src...);
 }
 
-// Streaming stores (simd/vec_binary.h) for a fresh result of at least
-// streaming_store_min_bytes(); a result written over an input (a += b) keeps cached stores: its
-// lines were just read into the cache, so there is no read to save.
+// Streaming stores (simd/vec_binary.h) for a fresh result large enough
+// (core/cpu_features.h); a result written over an input (a += b) keeps cached stores.
 inline vec::Stores stores_for(int64_t result_bytes, bool in_place) {
-  return !in_place && result_bytes >= streaming_store_min_bytes() ? vec::Stores::streaming
-                                                                  : vec::Stores::cached;
+  return !in_place && streaming_stores_for(result_bytes) ? vec::Stores::streaming
+                                                         : vec::Stores::cached;
 }
 template <typename Src> bool same_address(const void* out, const Src& src) {
   if constexpr (std::is_pointer_v<Src>)
