@@ -288,6 +288,8 @@ TG_AVX2 __m256 vmin(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
 TG_AVX2 __m256d vmin(__m256d a, __m256d b) { return _mm256_min_pd(a, b); }
 TG_AVX2 __m256 vunord(__m256 a, __m256 b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
 TG_AVX2 __m256d vunord(__m256d a, __m256d b) { return _mm256_cmp_pd(a, b, _CMP_UNORD_Q); }
+TG_AVX2 __m256 vor(__m256 a, __m256 b) { return _mm256_or_ps(a, b); }
+TG_AVX2 __m256d vor(__m256d a, __m256d b) { return _mm256_or_pd(a, b); }
 TG_AVX2 int vmask(__m256 v) { return _mm256_movemask_ps(v); }
 TG_AVX2 int vmask(__m256d v) { return _mm256_movemask_pd(v); }
 #undef TG_AVX2
@@ -362,31 +364,31 @@ __attribute__((target("avx2"), always_inline)) inline double lanes_extreme(__m25
 // vector and then across the vectors, each step keeping the lower lanes on ties (vext), which
 // picks the same lane as the sequential merge: a chain of 32 dependent compare-and-selects cost
 // about as much as the rest of a 1024-value row. Only the "NaN seen" flag differs: one unordered
-// compare per vector, nan = unord(nan, v), whose all-ones result is itself a NaN and so stays
-// set. The compiler's flag from reduce_row_lanes costs a compare, a blend and an or per vector,
-// which compete with the max for the same vector pipes; detecting NaN with integer
-// and/compare/or ((bits & 0x7fffffff) > 0x7f800000) was slower still, as those run on the same
-// pipes.
+// compare per pair of vectors (a lane is unordered when either vector has a NaN there), or-ed
+// into the flag. The compare runs on the vector pipes the max needs, the or on any; one compare
+// per vector (nan = unord(nan, v)) made the row 5-14 % slower than a sum of the same row. The
+// compiler's flag from reduce_row_lanes costs a compare, a blend and an or per vector; detecting
+// NaN with integer and/compare/or ((bits & 0x7fffffff) > 0x7f800000) was slower still.
 template <bool Greater, typename T>
 __attribute__((target("avx2"), always_inline)) inline T extreme_row_avx2(const T* p, int64_t n) {
   using V = decltype(vload(p));
   constexpr int kLanes = 32, kWidth = sizeof(V) / sizeof(T), kVecs = kLanes / kWidth;
   const T identity =
       Greater ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-  V acc[kVecs], nan[kVecs];
-  for (int k = 0; k < kVecs; ++k) {
-    acc[k] = vfill(identity);
-    nan[k] = vfill(T(0));
-  }
+  V acc[kVecs], nan[kVecs / 2];
+  for (int k = 0; k < kVecs; ++k) acc[k] = vfill(identity);
+  for (int k = 0; k < kVecs / 2; ++k) nan[k] = vfill(T(0));
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
+  for (; i + kLanes <= n; i += kLanes) {
+    V v[kVecs];
     for (int k = 0; k < kVecs; ++k) {
-      const V v = vload(p + i + k * kWidth);
-      acc[k] = Greater ? vmax(v, acc[k]) : vmin(v, acc[k]);
-      nan[k] = vunord(nan[k], v);
+      v[k] = vload(p + i + k * kWidth);
+      acc[k] = Greater ? vmax(v[k], acc[k]) : vmin(v[k], acc[k]);
     }
+    for (int k = 0; k < kVecs; k += 2) nan[k / 2] = vor(nan[k / 2], vunord(v[k], v[k + 1]));
+  }
   bool any_nan = false;
-  for (int k = 0; k < kVecs; ++k) any_nan = any_nan || vmask(nan[k]) != 0;
+  for (int k = 0; k < kVecs / 2; ++k) any_nan = any_nan || vmask(nan[k]) != 0;
   // The extreme's value does not depend on the order of the merge, only its bits when it is
   // zero (-0 and +0 compare equal, and the lanes' order decides which is kept). So the vectors
   // are first merged in any order (the order-keeping tree cost about a sixth of a 1024-value
