@@ -8,6 +8,10 @@
 #include <fstream>
 #include <string>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace tg {
 
 bool cpu_runs_avx512() {
@@ -55,6 +59,12 @@ int64_t streaming_store_min_bytes() {
     return llc > 0 ? llc / 2 : int64_t{8} << 20;
   }();
   return bytes;
+}
+
+void stream_fence() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
 }
 
 bool streaming_stores_for(int64_t result_bytes) {

@@ -21,4 +21,10 @@ bool cpu_runs_avx512();
 bool streaming_stores_for(int64_t result_bytes);
 int64_t streaming_store_min_bytes();  // read once per process
 
+// Orders a thread's streaming (non-temporal) stores before its later stores, so that another
+// thread that sees those (the pool's join) sees the streamed values too: streaming stores are
+// weakly ordered. Once per thread's chunk: a fence per 4 KiB row stalled every row on its stores
+// reaching memory, slower than cached stores.
+void stream_fence();
+
 }  // namespace tg

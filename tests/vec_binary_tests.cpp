@@ -93,7 +93,7 @@ TEST_CASE("vec_binary: every kernel, every ISA this CPU runs, matches the scalar
               std::fill(buffer.begin(), buffer.end(), kGuard);
               float* out = aligned + shift;
               isa->row(op, form, stores)(out, a.data(), b.data(), n);
-              vec::stream_fence();
+              tg::stream_fence();
               bool ok = true;
               for (size_t i = 0; i < un; ++i) {
                 const float x = form == vec::Operands::scalar_a ? a[0] : a[i];

@@ -9,7 +9,6 @@
 #include <immintrin.h>
 #endif
 
-#include <tapegrad/backends/cpu/simd/vec_binary.h>
 #include <tapegrad/backends/shared/join.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/cpu_features.h>
@@ -85,7 +84,7 @@ void copy_into(const Tensor& slice, const Tensor& t, int64_t rows, int64_t run_s
       copy_bytes(dst + r * stride_bytes + off, src + b, static_cast<size_t>(len), stream);
       b += len;
     }
-    if (stream) vec::stream_fence();
+    if (stream) stream_fence();
   });
 }
 

@@ -171,30 +171,16 @@ void flat_chunk(Out* __restrict out, int64_t begin, int64_t end, const Fn& fn, v
   flat_chunk_base(out, begin, end, fn, src...);
 }
 
-// Streaming stores (simd/vec_binary.h) for a fresh result large enough
-// (core/cpu_features.h); a result written over an input (a += b) keeps cached stores.
-inline vec::Stores stores_for(int64_t result_bytes, bool in_place) {
-  return !in_place && streaming_stores_for(result_bytes) ? vec::Stores::streaming
-                                                         : vec::Stores::cached;
-}
-template <typename Src> bool same_address(const void* out, const Src& src) {
-  if constexpr (std::is_pointer_v<Src>)
-    return out == static_cast<const void*>(src);
-  else
-    return false;
-}
-
+// stores: set by run_operands for the whole result.
 template <typename Out, typename Fn, typename... Src>
-void flat_loop(Out* out, int64_t n, const Fn& fn, Src... src) {
+void flat_loop(Out* out, int64_t n, const Fn& fn, vec::Stores stores, Src... src) {
   if (n <= kElementwiseGrain) {  // small: no thread hand-off, no std::function
-    flat_chunk(out, 0, n, fn, vec::Stores::cached, src...);
+    flat_chunk(out, 0, n, fn, stores, src...);
     return;
   }
-  const vec::Stores stores =
-      stores_for(n * static_cast<int64_t>(sizeof(Out)), (... || same_address(out, src)));
   parallel_for(0, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
     flat_chunk(out, begin, end, fn, stores, src...);
-    if (stores == vec::Stores::streaming) vec::stream_fence();
+    if (stores == vec::Stores::streaming) stream_fence();
   });
 }
 
@@ -243,8 +229,10 @@ template <size_t N> void coalesce_dims(Shape& shape, std::array<Shape, N>& strid
   for (auto& s : strides) s.resize(kept);
 }
 
+// in_place: out is one of the inputs (a += b); stores: set by run_operands for the result.
 template <typename Out, typename... In, typename Fn>
-void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
+void strided_loop(const Tensor& out, const Fn& fn, bool in_place, vec::Stores stores,
+                  const Operand<In>&... ops) {
   constexpr size_t N = sizeof...(In);
   Shape shape = out.shape();
   std::array<Shape, N> strides = {ops.strides_for(shape)...};
@@ -268,9 +256,6 @@ void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
     // cycles than the SSE2 loop, but writing a separate result ([m, n] + [n] out of place) it
     // was measured slower than SSE2 on this machine's AMD EPYC (a flat [n] + [n] was not), so
     // those rows keep the SSE2 loop. All compute the same IEEE operations element by element.
-    const bool in_place = (... || (static_cast<const void*>(o) == ops.pointer()));
-    const vec::Stores stores =
-        stores_for(out.numel() * static_cast<int64_t>(sizeof(Out)), in_place);
     // The row's index in the outer dims and each operand's offset advance like an odometer, on
     // raw pointers (Shape's operator[] tests inline-or-heap storage on every access): a row of a
     // [4096, 1024] + [1024] costs a few additions, not a recomputation over every dim and
@@ -302,7 +287,7 @@ void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
           index[d] = 0;
         }
       }
-      if (stores == vec::Stores::streaming) vec::stream_fence();
+      if (stores == vec::Stores::streaming) stream_fence();
     };
     if (out.numel() <= kElementwiseGrain) {
       unit_rows(0, rows);
@@ -359,16 +344,22 @@ void strided_loop(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
 
 // ---- the engine's entry point ------------------------------------------------------------------
 
-// Runs the flat loop when it can, else the strided loop.
+// Runs the flat loop when it can, else the strided loop. A fresh result large enough
+// (core/cpu_features.h) is written with streaming stores; one written over an input (a += b)
+// keeps cached stores, as its lines were just read into the cache.
 template <typename Out, typename... In, typename Fn>
 void run_operands(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
-  if ((... && (ops.single || ops.dense))) {
-    Out* o = out.data<Out>();
-    const int64_t n = out.numel();
-    with_sources([&](auto... src) { flat_loop(o, n, fn, src...); }, std::tuple<>(), ops...);
-  } else {
-    strided_loop<Out>(out, fn, ops...);
-  }
+  Out* o = out.data<Out>();
+  const int64_t n = out.numel();
+  const bool in_place = (... || (static_cast<const void*>(o) == ops.pointer()));
+  const vec::Stores stores =
+      !in_place && streaming_stores_for(n * static_cast<int64_t>(sizeof(Out)))
+          ? vec::Stores::streaming
+          : vec::Stores::cached;
+  if ((... && (ops.single || ops.dense)))
+    with_sources([&](auto... src) { flat_loop(o, n, fn, stores, src...); }, std::tuple<>(), ops...);
+  else
+    strided_loop<Out>(out, fn, in_place, stores, ops...);
 }
 
 template <typename> struct AsTensor { using type = Tensor; };

@@ -3,10 +3,6 @@
 
 #include <tapegrad/backends/cpu/simd/isa_choice.h>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace tg::cpu::vec {
 
 std::vector<const BinaryIsa*> binary_available() {
@@ -23,12 +19,6 @@ std::vector<const BinaryIsa*> binary_available() {
 const BinaryIsa* binary_best() {
   static const BinaryIsa* const chosen = choose_isa(binary_available());
   return chosen;
-}
-
-void stream_fence() {
-#if defined(__x86_64__)
-  _mm_sfence();
-#endif
 }
 
 }  // namespace tg::cpu::vec

@@ -21,11 +21,10 @@ enum class Operands : int { arrays, scalar_b, scalar_a, count };
 // How a row's results are written. streaming: with non-temporal stores, which go to memory
 // without first reading each destination line into the cache and without evicting what the
 // cache holds; meant for a result too large to stay cached for its reader (loops.h decides).
-// Same values either way. Streaming stores are weakly ordered: a caller calls stream_fence()
-// after its last streaming row, before another thread may read the results (a fence per row
-// stalls on every row's stores reaching memory: slower than the cached stores).
+// Same values either way. Streaming stores are weakly ordered: a caller calls
+// tg::stream_fence() (core/cpu_features.h) after its last streaming row, before another thread
+// may read the results.
 enum class Stores : int { cached, streaming, count };
-void stream_fence();
 
 // out[i] = a[i] (op) b[i] for i < n. out may be a or b itself (every element is read before it
 // is written), not a partial overlap.
