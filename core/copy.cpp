@@ -100,35 +100,47 @@ __attribute__((target("avx2"))) inline void transpose8x8(uint32_t* d, int64_t ld
 }
 
 // dst columns [j0, j1) (a multiple of 16 wide, dst rows 64-byte aligned) of a large transpose:
-// 8x16 blocks, so each of a block's eight dst row pieces is one whole 64-byte line, written
-// with non-temporal stores. The result, larger than the caches, then costs no read of each dst
-// line before its write and does not evict the source being read. Source rows stream in
-// chunks of kChunk items; the last rows % 8 dst rows go item by item.
+// 16x16 blocks of four 8x8 register transposes, so each of a block's source row pieces and dst
+// row pieces is one whole 64-byte line. The dst lines go out with non-temporal stores: the
+// result, larger than the caches, then costs no read of each dst line before its write and does
+// not evict the source being read. Both halves of a source line are loaded back to back: the
+// band's rows, 16 KiB apart in a [4096, 4096] matrix, share one L1 set, so a line read half now
+// and half after the other 15 rows was read twice from L2. The last rows % 16 dst rows go item
+// by item.
 __attribute__((target("avx2"))) void transpose_band_stream(uint32_t* dst, const uint32_t* src,
                                                            int64_t rows, int64_t cols, int64_t ld,
                                                            int64_t j0, int64_t j1) {
-  constexpr int64_t kChunk = 1024;
-  const int64_t rows8 = rows / 8 * 8;
-  for (int64_t i0 = 0; i0 < rows8; i0 += kChunk)
-    for (int64_t i = i0; i < std::min(rows8, i0 + kChunk); i += 8)
-      for (int64_t j = j0; j < j1; j += 16) {
-        __m256 left[8], right[8];
-        transpose8x8_regs(left, src + i + j * ld, ld);
-        transpose8x8_regs(right, src + i + (j + 8) * ld, ld);
-        for (int k = 0; k < 8; ++k) {
-          float* d = reinterpret_cast<float*>(dst + (i + k) * cols + j);
-          _mm256_stream_ps(d, left[k]);
-          _mm256_stream_ps(d + 8, right[k]);
-        }
+  const int64_t rows16 = rows / 16 * 16;
+  for (int64_t i = 0; i < rows16; i += 16) {
+    // The next line of each source row goes into L2 one block column ahead: the hardware
+    // prefetchers do not follow a band's many rows. Into L1 it was slower (the one L1 set).
+    const int64_t next = std::min(i + 16, rows16 - 16);
+    for (int64_t j = j0; j < j1; j += 16) {
+      for (int64_t k = 0; k < 16; ++k)
+        _mm_prefetch(reinterpret_cast<const char*>(src + next + (j + k) * ld), _MM_HINT_T1);
+      // top_left: dst rows i .. i + 7, columns j .. j + 7 (source rows j .. j + 7); and so on.
+      __m256 top_left[8], bottom_left[8], top_right[8], bottom_right[8];
+      transpose8x8_regs(top_left, src + i + j * ld, ld);
+      transpose8x8_regs(bottom_left, src + i + 8 + j * ld, ld);
+      transpose8x8_regs(top_right, src + i + (j + 8) * ld, ld);
+      transpose8x8_regs(bottom_right, src + i + 8 + (j + 8) * ld, ld);
+      for (int k = 0; k < 8; ++k) {
+        float* d = reinterpret_cast<float*>(dst + (i + k) * cols + j);
+        _mm256_stream_ps(d, top_left[k]);
+        _mm256_stream_ps(d + 8, top_right[k]);
       }
-  transpose_block(dst, src, rows8, rows, j0, j1, cols, ld);
+      for (int k = 0; k < 8; ++k) {
+        float* d = reinterpret_cast<float*>(dst + (i + 8 + k) * cols + j);
+        _mm256_stream_ps(d, bottom_left[k]);
+        _mm256_stream_ps(d + 8, bottom_right[k]);
+      }
+    }
+  }
+  transpose_block(dst, src, rows16, rows, j0, j1, cols, ld);
   _mm_sfence();  // the streamed lines are visible before another thread reads the result
 }
 
-// The same band with AVX-512: 16x16 blocks, so each source row piece is one whole 64-byte line
-// too. Every line is then read once and written once; with 8x8 blocks each source line was read
-// twice, half at a time, and the band's rows, 16 KiB apart in a [4096, 4096] matrix, all fall in
-// the same L1 set, so the second read missed. The last rows % 16 dst rows go item by item.
+// The same band with AVX-512: one 16x16 register transpose per block.
 __attribute__((target("avx512f"))) void transpose_band_stream16(uint32_t* dst, const uint32_t* src,
                                                                 int64_t rows, int64_t cols,
                                                                 int64_t ld, int64_t j0,
@@ -137,14 +149,18 @@ __attribute__((target("avx512f"))) void transpose_band_stream16(uint32_t* dst, c
   // operand as maybe-uninitialized.
   constexpr __mmask16 kAll = 0xFFFF;
   const int64_t rows16 = rows / 16 * 16;
-  for (int64_t i = 0; i < rows16; i += 16)
+  for (int64_t i = 0; i < rows16; i += 16) {
+    // The next source line of each row into L2, as in transpose_band_stream.
+    const int64_t next = std::min(i + 16, rows16 - 16);
     for (int64_t j = j0; j < j1; j += 16) {
       // In-lane steps as in the 8x8 case: v[4g + c] lane L holds column 4L + c of rows
       // 4g .. 4g + 3. Then a 4x4 transpose of 128-bit lanes: dst row 4L + c is lane L of
       // v[c], v[4 + c], v[8 + c], v[12 + c].
       __m512 r[16], t[16], v[16];
-      for (int k = 0; k < 16; ++k)
+      for (int k = 0; k < 16; ++k) {
         r[k] = _mm512_maskz_loadu_ps(kAll, reinterpret_cast<const float*>(src + i + (j + k) * ld));
+        _mm_prefetch(reinterpret_cast<const char*>(src + next + (j + k) * ld), _MM_HINT_T1);
+      }
       for (int k = 0; k < 16; k += 2) {
         t[k] = _mm512_maskz_unpacklo_ps(kAll, r[k], r[k + 1]);
         t[k + 1] = _mm512_maskz_unpackhi_ps(kAll, r[k], r[k + 1]);
@@ -167,6 +183,7 @@ __attribute__((target("avx512f"))) void transpose_band_stream16(uint32_t* dst, c
         _mm512_stream_ps(d + 12 * cols, _mm512_maskz_shuffle_f32x4(kAll, x1, x3, 0xDD));
       }
     }
+  }
   transpose_block(dst, src, rows16, rows, j0, j1, cols, ld);
   _mm_sfence();
 }
@@ -200,14 +217,16 @@ void transpose_copy(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld
   if constexpr (sizeof(T) == 4) {
     // Results of 16 MiB and more (a good part of a last-level cache) stream out
     // (transpose_band_stream, or ..16 with AVX-512) when every dst row starts on a 64-byte line;
-    // the threads split the dst columns into bands of kBand (measured best of 16 .. 4096 for
-    // the 16x16 blocks of a [4096, 4096] float32 matrix: 256 columns).
+    // the threads split the dst columns into bands of 256 (measured best of 16 .. 4096 for the
+    // 16x16 blocks of a [4096, 4096] float32 matrix, both kinds, with the prefetch 128 .. 512
+    // within 4 %).
     constexpr int64_t kStreamBytes = int64_t{16} << 20;
     if (have_avx2() && rows * cols * 4 >= kStreamBytes && cols % 16 == 0 &&
         reinterpret_cast<uintptr_t>(dst) % 64 == 0) {
       // TG_SIMD=avx2 (or weaker) keeps the AVX2 band, so that the tests reach it here too.
       const bool wide = cpu_runs_avx512();
-      const int64_t band = wide ? 256 : 64, bands = (cols + band - 1) / band;
+      constexpr int64_t band = 256;
+      const int64_t bands = (cols + band - 1) / band;
       parallel_for(0, bands, 1, [&](int64_t b, int64_t e) {
         for (int64_t k = b; k < e; ++k) {
           const int64_t j0 = k * band, j1 = std::min(cols, j0 + band);
