@@ -125,6 +125,28 @@ TEST_CASE("matmul: BLAS and the blocked fallback agree") {
   for (size_t i = 0; i < ref.size(); ++i) CHECK(std::abs(ref[i] - got[i]) < 1e-12);
 }
 
+TEST_CASE("matmul: batches split across threads agree with the blocked loop") {
+  // With BLAS, a batch runs one whole product per thread when it splits evenly or its products
+  // are small, else product after product with OpenBLAS's own threads: cases of each kind at
+  // 1, 2 and 3 threads (32 small products; 3 and 4 of over 2^22 multiply-adds each).
+  tg::manual_seed(11);
+  const int before = tg::get_num_threads();
+  for (int threads : {1, 2, 3}) {
+    CAPTURE(threads);
+    tg::set_num_threads(threads);
+    for (tg::DType dt : {tg::kFloat32, tg::kFloat64}) {
+      const double tol = dt == tg::kFloat32 ? 2e-3 : 1e-10;
+      tg::Tensor a = tg::randn({32, 20, 9}, dt), b = tg::randn({32, 9, 15}, dt);
+      CHECK(max_abs_diff(tg::matmul(a, b), tg::cpu::matmul_fallback(a, b)) < tol);
+      for (int64_t batch : {3, 4}) {
+        tg::Tensor x = tg::randn({batch, 130, 140}, dt), y = tg::randn({batch, 140, 240}, dt);
+        CHECK(max_abs_diff(tg::matmul(x, y), tg::cpu::matmul_fallback(x, y)) < tol);
+      }
+    }
+  }
+  tg::set_num_threads(before);
+}
+
 TEST_CASE("matmul: rejected inputs name both shapes") {
   CHECK_THROWS_WITH_AS(tg::matmul(tg::zeros({2, 3}), tg::zeros({4, 5})),
                        doctest::Contains("[matmul] shapes [2, 3] and [4, 5] cannot be multiplied"),

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <tapegrad/backends/cpu/conv_winograd.h>
+#include <tapegrad/backends/cpu/serial_blas.h>
 #include <tapegrad/core/conv_geometry.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/parallel.h>
@@ -217,24 +218,6 @@ bool blas_fits(const ConvGeometry& g) {
   return g.n > 0 && g.c > 0 && g.oc > 0 && cols > 0 && rows * cols <= INT32_MAX &&
          g.oc * cols <= INT32_MAX;
 }
-
-// While the pool's threads each run their own chunk's GEMMs, OpenBLAS runs single-threaded: its
-// pthreads build has one process-wide thread count, so concurrent callers would queue for its
-// one extra worker, and that worker's spin-wait would take the core a pool thread runs on.
-class SerialBlas {
- public:
-  explicit SerialBlas(bool active) : active_(active) {
-    if (active_) openblas_set_num_threads(1);
-  }
-  ~SerialBlas() {
-    if (active_) openblas_set_num_threads(get_num_threads());
-  }
-  SerialBlas(const SerialBlas&) = delete;
-  SerialBlas& operator=(const SerialBlas&) = delete;
-
- private:
-  bool active_;
-};
 
 // Scratch memory of one task, every element of which is written before it is read, aligned to
 // 64 bytes as tensors are (OpenBLAS's packing and the vector loops are faster on aligned rows).
