@@ -233,6 +233,55 @@ TEST_CASE("elementwise: exp, log, sqrt, sigmoid, tanh") {
   CHECK(x.exp().to_vector<double>() == tg::exp(x).to_vector<double>());
 }
 
+TEST_CASE("elementwise: log1p, expm1, erf, rsqrt: values, edges, dtypes") {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (tg::DType dt : {tg::kFloat64, tg::kFloat32}) {
+    CAPTURE(dt);
+    const double tol = dt == tg::kFloat32 ? 1e-6 : 1e-15;
+    auto close = [tol](const Tensor& t, const V& want) {
+      const V got = t.to_vector<double>();
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        if (std::isfinite(want[i]))
+          CHECK(std::abs(got[i] - want[i]) <= tol * std::abs(want[i]));  // relative: 0 exact
+        else
+          CHECK(got[i] == want[i]);
+    };
+    // Small arguments keep their digits (1 + x would round them away), large ones do not
+    // overflow: log1p of the largest finite value is its log.
+    const double big = dt == tg::kFloat32 ? 3.0e38 : 1.7e308;
+    Tensor x = tg::tensor(V{1e-10, -0.5, 3, big, -1}).to_dtype(dt);
+    close(tg::log1p(x), {std::log1p(1e-10), std::log1p(-0.5), std::log1p(3.0),
+                         std::log(dt == tg::kFloat32 ? double(float(big)) : big), -inf});
+    CHECK(std::isnan(tg::log1p(tg::tensor(V{-2}).to_dtype(dt)).item<double>()));
+    Tensor e = tg::tensor(V{1e-10, -1, 2, -inf, inf}).to_dtype(dt);
+    close(tg::expm1(e), {std::expm1(1e-10), std::expm1(-1.0), std::expm1(2.0), -1, inf});
+    Tensor z = tg::tensor(V{-2, -0.5, 0, 1e-20, 0.5, 3, -inf, inf}).to_dtype(dt);
+    close(tg::erf(z), {std::erf(-2.0), std::erf(-0.5), 0, std::erf(1e-20), std::erf(0.5),
+                       std::erf(3.0), -1, 1});
+    Tensor r = tg::tensor(V{4, 0.25, 2, 0, inf}).to_dtype(dt);
+    close(tg::rsqrt(r), {0.5, 2, 1 / std::sqrt(2.0), inf, 0});
+    CHECK(std::isnan(tg::rsqrt(tg::tensor(V{-1}).to_dtype(dt)).item<double>()));
+    // Long enough for the vector loops and the tail, in place and out, on a strided view.
+    Tensor w = tg::arange(0, 1001).to_dtype(dt) / 100.0;
+    Tensor v = w.slice(0, 0, 1000, 2);
+    const V vs = v.to_vector<double>();
+    V want(vs.size());
+    for (size_t i = 0; i < vs.size(); ++i) want[i] = std::erf(vs[i]);
+    close(tg::erf(v), want);
+    Tensor c = v.clone();
+    c.erf_();
+    CHECK(c.to_vector<double>() == tg::erf(v).to_vector<double>());
+  }
+  // Integer and bool inputs give float32.
+  Tensor i = tg::tensor(std::vector<int64_t>{0, 4});
+  for (const Tensor& t : {tg::log1p(i), tg::expm1(i), tg::erf(i), tg::rsqrt(i)})
+    CHECK(t.dtype() == tg::kFloat32);
+  CHECK(tg::rsqrt(i).to_vector<double>() == V{std::numeric_limits<double>::infinity(), 0.5});
+  CHECK(i.to_dtype(tg::kFloat64).expm1().to_vector<double>() ==
+        tg::expm1(i.to_dtype(tg::kFloat64)).to_vector<double>());
+}
+
 TEST_CASE("elementwise: abs, sign, relu") {
   Tensor x = tg::tensor(V{-2.5, -0.0, 0, 3});
   CHECK(tg::abs(x).to_vector<double>() == V{2.5, 0, 0, 3});

@@ -1,6 +1,7 @@
 // CPU kernels of the unary elementwise ops: neg, abs, sign, relu, clamp (same dtype as self) and
-// exp, log, sqrt, sigmoid, tanh, softplus (floating: integer inputs give float32; these run on
-// SLEEF's vector kernels when built with it, simd/vec_ops.h, the lambdas being the fallback).
+// exp, log, sqrt, rsqrt, log1p, expm1, erf, sigmoid, tanh, softplus (floating: integer inputs give
+// float32; these run on SLEEF's vector kernels when built with it, simd/vec_ops.h, the lambdas
+// being the fallback).
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -91,6 +92,23 @@ Tensor log(const Tensor& self) {
 
 Tensor sqrt(const Tensor& self) {
   return unary_math_op("sqrt", self, vec::Unary::sqrt, [](auto x) { return std::sqrt(x); });
+}
+
+Tensor rsqrt(const Tensor& self) {
+  return unary_math_op("rsqrt", self, vec::Unary::rsqrt,
+                       [](auto x) { return decltype(x)(1) / std::sqrt(x); });
+}
+
+Tensor log1p(const Tensor& self) {
+  return unary_math_op("log1p", self, vec::Unary::log1p, [](auto x) { return std::log1p(x); });
+}
+
+Tensor expm1(const Tensor& self) {
+  return unary_math_op("expm1", self, vec::Unary::expm1, [](auto x) { return std::expm1(x); });
+}
+
+Tensor erf(const Tensor& self) {
+  return unary_math_op("erf", self, vec::Unary::erf, [](auto x) { return std::erf(x); });
 }
 
 Tensor sigmoid(const Tensor& self) {

@@ -97,6 +97,18 @@ Tensor log(const Tensor& self) {
 Tensor sqrt(const Tensor& self) {
   return unary("sqrt", UnaryKind::Sqrt, self, floating_or_float32(self.dtype()));
 }
+Tensor rsqrt(const Tensor& self) {
+  return unary("rsqrt", UnaryKind::Rsqrt, self, floating_or_float32(self.dtype()));
+}
+Tensor log1p(const Tensor& self) {
+  return unary("log1p", UnaryKind::Log1p, self, floating_or_float32(self.dtype()));
+}
+Tensor expm1(const Tensor& self) {
+  return unary("expm1", UnaryKind::Expm1, self, floating_or_float32(self.dtype()));
+}
+Tensor erf(const Tensor& self) {
+  return unary("erf", UnaryKind::Erf, self, floating_or_float32(self.dtype()));
+}
 Tensor sigmoid(const Tensor& self) {
   return unary("sigmoid", UnaryKind::Sigmoid, self, floating_or_float32(self.dtype()));
 }

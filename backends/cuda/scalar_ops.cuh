@@ -58,6 +58,14 @@ template <UnaryKind K, typename T> __host__ __device__ inline T unary_value(T x,
     return std::log(x);
   } else if constexpr (K == UnaryKind::Sqrt) {
     return std::sqrt(x);
+  } else if constexpr (K == UnaryKind::Rsqrt) {
+    return T(1) / std::sqrt(x);  // as the CPU: two correctly rounded steps
+  } else if constexpr (K == UnaryKind::Log1p) {
+    return std::log1p(x);
+  } else if constexpr (K == UnaryKind::Expm1) {
+    return std::expm1(x);
+  } else if constexpr (K == UnaryKind::Erf) {
+    return std::erf(x);
   } else if constexpr (K == UnaryKind::Sigmoid) {
     return T(1) / (T(1) + std::exp(-x));
   } else if constexpr (K == UnaryKind::Tanh) {

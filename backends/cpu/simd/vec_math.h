@@ -24,6 +24,10 @@ enum class Unary : int {
   gelu_tanh,  // x/2 * (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) * (x + 0.044715 x^3)
   softplus,   // max(x, 0) + log1p(exp(-|x|))
   sqrt,
+  log1p,  // log(1 + x)
+  expm1,  // exp(x) - 1
+  erf,
+  rsqrt,  // 1 / sqrt(x)
   count
 };
 

@@ -74,6 +74,36 @@ struct Tanh {
 struct Sqrt {
   template <class V> static typename V::Vec f(typename V::Vec x) { return V::sqrt(x); }
 };
+// Whether any lane of a compare's result is set.
+template <class Mask> inline bool any_lane(Mask m) {
+  bool any = false;
+  for (int i = 0; i < static_cast<int>(sizeof(Mask) / sizeof(m[0])); ++i) any |= m[i] != 0;
+  return any;
+}
+// SLEEF's log1p keeps its 1-ULP bound up to 1e38 (float) / 1e307 (double) and returns inf
+// above; there 1 + x is x to far below an ULP of the result, so log(x) serves.
+struct Log1p {
+  template <class V> static typename V::Vec f(typename V::Vec x) {
+    using T = typename V::T;
+    constexpr T kSleefMax = std::is_same_v<T, float> ? T(1e38) : T(1e307);
+    const typename V::Vec y = V::log1p(x);
+    const auto large = x > kSleefMax;
+    return any_lane(large) ? (large ? V::log(x) : y) : y;
+  }
+};
+struct Expm1 {
+  template <class V> static typename V::Vec f(typename V::Vec x) { return V::expm1(x); }
+};
+struct Erf {
+  template <class V> static typename V::Vec f(typename V::Vec x) { return V::erf(x); }
+};
+// Two correctly rounded steps (sqrt, then the division): within 1 ULP, where a reciprocal-root
+// estimate and a Newton step would not be.
+struct Rsqrt {
+  template <class V> static typename V::Vec f(typename V::Vec x) {
+    return typename V::T(1) / V::sqrt(x);
+  }
+};
 // With e = exp(-|x|) (never overflows): 1 / (1 + e) for x >= 0, e / (1 + e) for x < 0, so a
 // very negative x keeps its tiny (even subnormal) result instead of 1 / (1 + inf) = 0.
 struct Sigmoid {
@@ -218,11 +248,12 @@ struct GeluTanhGrad {
 };
 
 template <class V> Kernels<typename V::T> kernels() {
-  static_assert(static_cast<int>(Unary::count) == 8 && static_cast<int>(Grad::count) == 2,
+  static_assert(static_cast<int>(Unary::count) == 12 && static_cast<int>(Grad::count) == 2,
                 "the tables below list every function of vec_math.h in its enum's order");
   return {{&unary_loop<V, Exp>, &unary_loop<V, Log>, &unary_loop<V, Tanh>, &unary_loop<V, Sigmoid>,
            &unary_loop<V, GeluErf>, &unary_loop<V, GeluTanh>, &unary_loop<V, Softplus>,
-           &unary_loop<V, Sqrt>},
+           &unary_loop<V, Sqrt>, &unary_loop<V, Log1p>, &unary_loop<V, Expm1>, &unary_loop<V, Erf>,
+           &unary_loop<V, Rsqrt>},
           {&grad_loop<V, GeluErfGrad>, &grad_loop<V, GeluTanhGrad>}};
 }
 
@@ -248,6 +279,8 @@ template <class V> Kernels<typename V::T> kernels() {
     static Vec exp(Vec x) { return Sleef_exp##lanes##_u10##isa(x); }     \
     static Vec log(Vec x) { return Sleef_log##lanes##_u10##isa(x); }     \
     static Vec log1p(Vec x) { return Sleef_log1p##lanes##_u10##isa(x); } \
+    static Vec expm1(Vec x) { return Sleef_expm1##lanes##_u10##isa(x); } \
+    static Vec erf(Vec x) { return Sleef_erf##lanes##_u10##isa(x); }     \
     static Vec tanh(Vec x) { return Sleef_tanh##lanes##_u10##isa(x); }   \
     static Vec erfc(Vec x) { return Sleef_erfc##lanes##_u15##isa(x); }   \
     static Vec sqrt(Vec x) { return Sleef_sqrt##lanes##_u05##isa(x); }   \
