@@ -282,6 +282,39 @@ TEST_CASE("elementwise: log1p, expm1, erf, rsqrt: values, edges, dtypes") {
         tg::expm1(i.to_dtype(tg::kFloat64)).to_vector<double>());
 }
 
+TEST_CASE("elementwise: floating pow on the vector kernels: broadcast, long, in place, dtypes") {
+  for (tg::DType dt : {tg::kFloat64, tg::kFloat32}) {
+    CAPTURE(dt);
+    const double tol = dt == tg::kFloat32 ? 2.5e-7 : 5e-16;  // 1 ULP, relative
+    Tensor x = (tg::arange(0, 1001).to_dtype(dt) / 250.0 + 0.1);
+    Tensor y = (tg::arange(0, 1001).to_dtype(dt) / 100.0 - 5.0);
+    const V xs = x.to_vector<double>(), ys = y.to_vector<double>();
+    auto within = [&](const Tensor& got, auto want_at) {
+      const V g = got.to_vector<double>();
+      int64_t wrong = 0;
+      for (size_t i = 0; i < g.size(); ++i) {
+        const double want = want_at(i);
+        wrong += !(std::abs(g[i] - want) <= tol * std::abs(want));
+      }
+      CHECK(wrong == 0);
+    };
+    // Exponents computed in the result dtype, as the op sees them.
+    within(tg::pow(x, y), [&](size_t i) { return std::pow(xs[i], ys[i]); });
+    within(tg::pow(x, tg::tensor(V{-1.5}).to_dtype(dt)),
+           [&](size_t i) { return std::pow(xs[i], -1.5); });
+    within(tg::pow(x, 2.5), [&](size_t i) { return std::pow(xs[i], 2.5); });
+    Tensor z = x.clone();
+    z.pow_(y);
+    CHECK(z.to_vector<double>() == tg::pow(x, y).to_vector<double>());
+  }
+  // An integer tensor to a fractional power is float32; integer powers of integers stay exact.
+  Tensor i = tg::tensor(std::vector<int64_t>{4, 9, 2});
+  CHECK(tg::pow(i, 0.5).dtype() == tg::kFloat32);
+  CHECK(tg::pow(i, 0.5).to_vector<double>() == V{2, 3, std::sqrt(float(2))});
+  CHECK(tg::pow(i, tg::tensor(std::vector<int64_t>{3, 2, 40})).to_vector<int64_t>() ==
+        std::vector<int64_t>{64, 81, int64_t{1} << 40});
+}
+
 TEST_CASE("elementwise: abs, sign, relu") {
   Tensor x = tg::tensor(V{-2.5, -0.0, 0, 3});
   CHECK(tg::abs(x).to_vector<double>() == V{2.5, 0, 0, 3});

@@ -252,3 +252,62 @@ TEST_CASE("vec_math: gelu gradients, both forms, every ISA this CPU runs") {
     }
   }
 }
+
+TEST_CASE("vec_math: pow, every ISA this CPU runs: 1 ULP, and C99's special cases") {
+  const std::vector<const vec::Isa*> isas = vec::available();
+  if (isas.empty()) return;
+  // Every pair of the special values (and a few more exponents: odd and even integers, halves),
+  // then random bases over every binade with exponents in [-40, 40], integers among them (a
+  // negative base needs one), against powl.
+  auto pairs = [](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> special = special_values<T>();
+    for (T e : {T(3), T(-3), T(1.5), T(-1.5), T(0.25), T(1e10), T(-1e10)}) special.push_back(e);
+    std::vector<T> a, b;
+    for (T x : special)
+      for (T y : special) {
+        a.push_back(x);
+        b.push_back(y);
+      }
+    std::mt19937_64 rng(15);
+    for (int k = 0; k < 1 << 18; ++k) {
+      const int max_e = std::numeric_limits<T>::max_exponent, span = 2 * max_e + 40;
+      const T m = static_cast<T>(static_cast<double>(rng() >> 11) * 0x1p-53 + 0.5);
+      const int e = static_cast<int>(rng() % static_cast<uint64_t>(span)) - max_e - 40;
+      a.push_back(((rng() & 1) ? T(-1) : T(1)) * std::ldexp(m, e));
+      const double y = (static_cast<double>(rng() >> 11) * 0x1p-53 - 0.5) * 80;
+      b.push_back(static_cast<T>(k % 4 == 0 ? std::round(y) : y));
+    }
+    return std::pair{a, b};
+  };
+  auto check = [](const auto& a, const auto& b, const auto& got, const std::string& what) {
+    Worst w;
+    int64_t zero_signs = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const LD want = std::pow(LD(a[i]), LD(b[i]));
+      const double e = ulp_error(got[i], want);
+      if (e > w.ulp || std::isnan(e)) w = {e, static_cast<double>(a[i])};
+      zero_signs += want == 0 && std::signbit(got[i]) != std::signbit(want);
+    }
+    MESSAGE(what << ": " << w.ulp << " ulp at base " << w.at);
+    CHECK_MESSAGE(w.ulp <= 1.0, what << " at base " << w.at);
+    CHECK_MESSAGE(zero_signs == 0, what);
+  };
+  for (const vec::Isa* isa : isas) {
+    const auto [af, bf] = pairs(0.0f);
+    const auto [ad, bd] = pairs(0.0);
+    std::vector<float> yf(af.size());
+    std::vector<double> yd(ad.size());
+    const int pow = static_cast<int>(vec::BinaryMath::pow);
+    isa->f32.binary[pow](af.data(), bf.data(), yf.data(), static_cast<int64_t>(af.size()));
+    isa->f64.binary[pow](ad.data(), bd.data(), yd.data(), static_cast<int64_t>(ad.size()));
+    check(af, bf, yf, std::string(isa->name) + " pow float32");
+    check(ad, bd, yd, std::string(isa->name) + " pow float64");
+    // One exponent for every element: the same function.
+    for (const float e : {0.5f, -1.0f, 3.0f, 0.0f}) {
+      isa->f32.binary_scalar[pow](af.data(), e, yf.data(), static_cast<int64_t>(af.size()));
+      check(af, std::vector<float>(af.size(), e), yf,
+            std::string(isa->name) + " pow_scalar float32 ^" + std::to_string(e));
+    }
+  }
+}

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include <tapegrad/backends/cpu/loops.h>
+#include <tapegrad/backends/cpu/simd/vec_ops.h>
 #include <tapegrad/backends/cpu/wrapping.h>
 #include <tapegrad/backends/shared/int_math.h>
 #include <tapegrad/generated/kernels.h>
@@ -60,7 +61,11 @@ using shared::power;  // backends/shared/int_math.h: the CUDA kernels use the sa
 
 }  // namespace
 
+// Floating powers run on SLEEF's pow (1 ULP, C99's special cases: docs/SEMANTICS.md) when built
+// with it; integers and the scalar fallback take shared::power (std::pow for floating types).
 Tensor pow(const Tensor& self, const Tensor& exponent) {
+  const DType dtype = result_type(self, exponent);
+  if (vec_runs(dtype)) return binary_math_op("pow", self, exponent, dtype, vec::BinaryMath::pow);
   return binary_op<Types::NoBool>("pow", self, exponent,
                                   [](auto a, auto b) { return power(a, b); });
 }
@@ -70,6 +75,9 @@ Tensor pow_scalar(const Tensor& self, const Scalar& exponent) {
   if (exponent.equals(2.0))  // x * x is exact and much faster than std::pow
     return binary_op<Types::NoBool>("pow_scalar", self, e,
                                     [](auto a, auto) { return wrapping_mul(a, a); });
+  const DType dtype = result_type(self, e);
+  if (vec_runs(dtype))
+    return binary_scalar_math_op("pow_scalar", self, exponent, dtype, vec::BinaryMath::pow);
   return binary_op<Types::NoBool>("pow_scalar", self, e,
                                   [](auto a, auto b) { return power(a, b); });
 }

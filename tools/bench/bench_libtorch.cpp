@@ -38,6 +38,12 @@ struct Libtorch {
   static Tensor gelu(const Tensor& x, const char* approximate) {
     return torch::gelu(x, approximate);
   }
+  static Tensor log1p(const Tensor& x) { return torch::log1p(x); }
+  static Tensor expm1(const Tensor& x) { return torch::expm1(x); }
+  static Tensor erf(const Tensor& x) { return torch::erf(x); }
+  static Tensor rsqrt(const Tensor& x) { return torch::rsqrt(x); }
+  static Tensor pow(const Tensor& x, const Tensor& y) { return torch::pow(x, y); }
+  static Tensor pow(const Tensor& x, double y) { return torch::pow(x, y); }
   static Tensor sum(const Tensor& x) { return torch::sum(x); }
   static Tensor sum(const Tensor& x, int64_t dim) { return torch::sum(x, {dim}); }
   static Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {

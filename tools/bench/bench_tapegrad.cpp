@@ -39,6 +39,12 @@ struct Tapegrad {
   static Tensor tanh(const Tensor& x) { return tg::tanh(x); }
   static Tensor sigmoid(const Tensor& x) { return tg::sigmoid(x); }
   static Tensor gelu(const Tensor& x, const char* approximate) { return tg::gelu(x, approximate); }
+  static Tensor log1p(const Tensor& x) { return tg::log1p(x); }
+  static Tensor expm1(const Tensor& x) { return tg::expm1(x); }
+  static Tensor erf(const Tensor& x) { return tg::erf(x); }
+  static Tensor rsqrt(const Tensor& x) { return tg::rsqrt(x); }
+  static Tensor pow(const Tensor& x, const Tensor& y) { return tg::pow(x, y); }
+  static Tensor pow(const Tensor& x, double y) { return tg::pow(x, y); }
   static Tensor sum(const Tensor& x) { return tg::sum(x); }
   static Tensor sum(const Tensor& x, int64_t dim) { return tg::sum(x, {dim}); }
   static Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {

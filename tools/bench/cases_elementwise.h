@@ -31,7 +31,19 @@ template <class L> void add_inplace_large(benchmark::State& state) {
   set_bytes(state, 3 * kF32 * kLargeN);
 }
 
-enum class Unary { exp, log, tanh, sigmoid, gelu_erf, gelu_tanh };
+enum class Unary {
+  exp,
+  log,
+  tanh,
+  sigmoid,
+  gelu_erf,
+  gelu_tanh,
+  log1p,
+  expm1,
+  erf,
+  rsqrt,
+  pow_1_5
+};
 
 template <class L> typename L::Tensor apply(Unary op, const typename L::Tensor& x) {
   switch (op) {
@@ -41,13 +53,29 @@ template <class L> typename L::Tensor apply(Unary op, const typename L::Tensor& 
     case Unary::sigmoid: return L::sigmoid(x);
     case Unary::gelu_erf: return L::gelu(x, "none");
     case Unary::gelu_tanh: return L::gelu(x, "tanh");
+    case Unary::log1p: return L::log1p(x);
+    case Unary::expm1: return L::expm1(x);
+    case Unary::erf: return L::erf(x);
+    case Unary::rsqrt: return L::rsqrt(x);
+    case Unary::pow_1_5: return L::pow(x, 1.5);
   }
   return {};
 }
 
-// Inputs: N(0, 1), the range activations see; log gets U[0.5, 1.5).
+// Inputs: N(0, 1), the range activations see; log, log1p, rsqrt and pow get U[0.5, 1.5).
 template <class L> typename L::Tensor unary_input(Unary op, std::initializer_list<int64_t> shape) {
-  return op == Unary::log ? L::rand(shape) + 0.5 : L::randn(shape);
+  const bool positive =
+      op == Unary::log || op == Unary::log1p || op == Unary::rsqrt || op == Unary::pow_1_5;
+  return positive ? L::rand(shape) + 0.5 : L::randn(shape);
+}
+
+// x^y on 1<<22 float32, x in U[0.5, 1.5), y N(0, 1): reads x and y, writes the result.
+template <class L> void pow_fwd(benchmark::State& state) {
+  constexpr int64_t n = int64_t{1} << 22;
+  L::seed(0);
+  const typename L::Tensor x = L::rand({n}) + 0.5, y = L::randn({n});
+  for (auto _ : state) keep(L::pow(x, y));
+  set_bytes(state, 3 * kF32 * n);
 }
 
 // y = op(x) on 1<<22 float32 (16 MiB in, 16 MiB out): reads x, writes y.
@@ -109,6 +137,12 @@ template <class L> std::vector<Case> cases() {
       {"sigmoid_fwd_1<<22_f32", unary_fwd<L, U::sigmoid>, kMs},
       {"gelu_erf_fwd_1<<22_f32", unary_fwd<L, U::gelu_erf>, kMs},
       {"gelu_tanh_fwd_1<<22_f32", unary_fwd<L, U::gelu_tanh>, kMs},
+      {"log1p_fwd_1<<22_f32", unary_fwd<L, U::log1p>, kMs},
+      {"expm1_fwd_1<<22_f32", unary_fwd<L, U::expm1>, kMs},
+      {"erf_fwd_1<<22_f32", unary_fwd<L, U::erf>, kMs},
+      {"rsqrt_fwd_1<<22_f32", unary_fwd<L, U::rsqrt>, kMs},
+      {"pow_scalar_1.5_fwd_1<<22_f32", unary_fwd<L, U::pow_1_5>, kMs},
+      {"pow_fwd_1<<22_f32", pow_fwd<L>, kMs},
       {"gelu_fwd_bwd_4096x1024_f32", unary_fwd_bwd<L, U::gelu_erf>, kMs},
       {"sigmoid_fwd_bwd_4096x1024_f32", unary_fwd_bwd<L, U::sigmoid>, kMs},
       {"tanh_fwd_bwd_4096x1024_f32", unary_fwd_bwd<L, U::tanh>, kMs},

@@ -34,9 +34,14 @@ enum class Unary : int {
 // out = g * f'(x), elementwise (the fused backward of an activation).
 enum class Grad : int { gelu_erf, gelu_tanh, count };
 
+// out = f(a, b), elementwise; the _scalar form takes one b for every element.
+enum class BinaryMath : int { pow, count };
+
 template <typename T> struct Kernels {
   void (*unary[static_cast<int>(Unary::count)])(const T* x, T* y, int64_t n);
   void (*grad[static_cast<int>(Grad::count)])(const T* g, const T* x, T* out, int64_t n);
+  void (*binary[static_cast<int>(BinaryMath::count)])(const T* a, const T* b, T* out, int64_t n);
+  void (*binary_scalar[static_cast<int>(BinaryMath::count)])(const T* a, T b, T* out, int64_t n);
 };
 
 struct Isa {

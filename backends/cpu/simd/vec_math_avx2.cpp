@@ -7,8 +7,9 @@
 
 namespace tg::cpu::vec {
 namespace {
-TG_SLEEF_TRAITS(F8, float, __m256, 8, f8, avx2, _mm256_loadu_ps, _mm256_storeu_ps);
-TG_SLEEF_TRAITS(D4, double, __m256d, 4, d4, avx2, _mm256_loadu_pd, _mm256_storeu_pd);
+TG_SLEEF_TRAITS(F8, float, __m256, 8, f8, avx2, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_sqrt_ps);
+TG_SLEEF_TRAITS(D4, double, __m256d, 4, d4, avx2, _mm256_loadu_pd, _mm256_storeu_pd,
+                _mm256_sqrt_pd);
 }  // namespace
 
 const Isa& avx2_kernels() {

@@ -8,8 +8,12 @@
 
 namespace tg::cpu::vec {
 namespace {
-TG_SLEEF_TRAITS(F16, float, __m512, 16, f16, avx512f, _mm512_loadu_ps, _mm512_storeu_ps);
-TG_SLEEF_TRAITS(D8, double, __m512d, 8, d8, avx512f, _mm512_loadu_pd, _mm512_storeu_pd);
+// Every lane through the masked forms: GCC 12 flags the plain intrinsics' undefined source
+// operand as maybe-uninitialized.
+inline __m512 sqrt_ps(__m512 x) { return _mm512_maskz_sqrt_ps(0xFFFF, x); }
+inline __m512d sqrt_pd(__m512d x) { return _mm512_maskz_sqrt_pd(0xFF, x); }
+TG_SLEEF_TRAITS(F16, float, __m512, 16, f16, avx512f, _mm512_loadu_ps, _mm512_storeu_ps, sqrt_ps);
+TG_SLEEF_TRAITS(D8, double, __m512d, 8, d8, avx512f, _mm512_loadu_pd, _mm512_storeu_pd, sqrt_pd);
 // float32 adds two things for gelu's Phi: the reciprocal estimate it refines with one Newton
 // step, and e^a for a <= 0 in 13 instructions where SLEEF's expf, which handles every input,
 // takes about 20: a = n ln2 + r (n = round(a / ln2), ln2 in two parts so r is exact), e^r =
@@ -17,8 +21,6 @@ TG_SLEEF_TRAITS(D8, double, __m512d, 8, d8, avx512f, _mm512_loadu_pd, _mm512_sto
 // applied by vscalefps, which rounds a subnormal result once. a is clamped at -110, below which
 // e^a is 0 in float32 (and a NaN a becomes -110: gelu's NaN comes through x).
 struct F16R : F16 {
-  // Every lane through the masked forms: GCC 12 flags the plain intrinsics' undefined source
-  // operand as maybe-uninitialized.
   static constexpr __mmask16 kAll = 0xFFFF;
   static Vec exp_nonpositive(Vec a) {
     constexpr float kQ[] = {0.49999994f, 0.166665211f, 0.0416682586f, 0.00836866908f,

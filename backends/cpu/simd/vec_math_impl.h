@@ -42,8 +42,9 @@ template <class V, class Op> void unary_loop(const typename V::T* x, typename V:
   }
 }
 
+// Op::f(a, b) over two arrays (a binary function, or an activation's g * f'(x)).
 template <class V, class Op>
-void grad_loop(const typename V::T* g, const typename V::T* x, typename V::T* out, int64_t n) {
+void binary_loop(const typename V::T* g, const typename V::T* x, typename V::T* out, int64_t n) {
   using T = typename V::T;
   int64_t i = 0;
   for (; i + V::W <= n; i += V::W)
@@ -55,6 +56,21 @@ void grad_loop(const typename V::T* g, const typename V::T* x, typename V::T* ou
     std::memcpy(xb, x + i, bytes);
     V::store(gb, Op::template f<V>(V::load(gb), V::load(xb)));
     std::memcpy(out + i, gb, bytes);
+  }
+}
+
+// Op::f(a, b) with one b for every element.
+template <class V, class Op>
+void binary_scalar_loop(const typename V::T* a, typename V::T b, typename V::T* out, int64_t n) {
+  using T = typename V::T;
+  const typename V::Vec bv = typename V::Vec{} + b;
+  int64_t i = 0;
+  for (; i + V::W <= n; i += V::W) V::store(out + i, Op::template f<V>(V::load(a + i), bv));
+  if (i < n) {
+    T buf[V::W] = {};
+    std::memcpy(buf, a + i, static_cast<size_t>(n - i) * sizeof(T));
+    V::store(buf, Op::template f<V>(V::load(buf), bv));
+    std::memcpy(out + i, buf, static_cast<size_t>(n - i) * sizeof(T));
   }
 }
 
@@ -80,6 +96,11 @@ template <class Mask> inline bool any_lane(Mask m) {
   for (int i = 0; i < static_cast<int>(sizeof(Mask) / sizeof(m[0])); ++i) any |= m[i] != 0;
   return any;
 }
+struct Pow {
+  template <class V> static typename V::Vec f(typename V::Vec a, typename V::Vec b) {
+    return V::pow(a, b);
+  }
+};
 // SLEEF's log1p keeps its 1-ULP bound up to 1e38 (float) / 1e307 (double) and returns inf
 // above; there 1 + x is x to far below an ULP of the result, so log(x) serves.
 struct Log1p {
@@ -248,13 +269,16 @@ struct GeluTanhGrad {
 };
 
 template <class V> Kernels<typename V::T> kernels() {
-  static_assert(static_cast<int>(Unary::count) == 12 && static_cast<int>(Grad::count) == 2,
+  static_assert(static_cast<int>(Unary::count) == 12 && static_cast<int>(Grad::count) == 2 &&
+                    static_cast<int>(BinaryMath::count) == 1,
                 "the tables below list every function of vec_math.h in its enum's order");
   return {{&unary_loop<V, Exp>, &unary_loop<V, Log>, &unary_loop<V, Tanh>, &unary_loop<V, Sigmoid>,
            &unary_loop<V, GeluErf>, &unary_loop<V, GeluTanh>, &unary_loop<V, Softplus>,
            &unary_loop<V, Sqrt>, &unary_loop<V, Log1p>, &unary_loop<V, Expm1>, &unary_loop<V, Erf>,
            &unary_loop<V, Rsqrt>},
-          {&grad_loop<V, GeluErfGrad>, &grad_loop<V, GeluTanhGrad>}};
+          {&binary_loop<V, GeluErfGrad>, &binary_loop<V, GeluTanhGrad>},
+          {&binary_loop<V, Pow>},
+          {&binary_scalar_loop<V, Pow>}};
 }
 
 }  // namespace tg::cpu::vec::impl
@@ -262,29 +286,32 @@ template <class V> Kernels<typename V::T> kernels() {
 // The traits of one vector type: `lanes` is SLEEF's name for it (f8: 8 floats, d4: 4 doubles),
 // `isa` its ISA suffix (avx2). `fma`: whether the TU is built with fused multiply-adds (the
 // float32 Phi of gelu relies on their single rounding for its ULP bound; without them, as in the
-// SSE2 baseline, gelu keeps SLEEF's erfc).
+// SSE2 baseline, gelu keeps SLEEF's erfc). `sqrt_`: the ISA's square-root instruction (IEEE's
+// correctly rounded sqrt, inline; SLEEF's is a call, and rsqrt through it took 1.9x libtorch's
+// time).
 #ifdef __FMA__
 #define TG_SIMD_FMA true
 #else
 #define TG_SIMD_FMA false
 #endif
-#define TG_SLEEF_TRAITS(Name, T_, Vec_, W_, lanes, isa, load_, store_)   \
-  struct Name {                                                          \
-    using T = T_;                                                        \
-    using Vec = Vec_;                                                    \
-    static constexpr int W = W_;                                         \
-    static constexpr bool fma = TG_SIMD_FMA;                             \
-    static Vec load(const T* p) { return load_(p); }                     \
-    static void store(T* p, Vec v) { store_(p, v); }                     \
-    static Vec exp(Vec x) { return Sleef_exp##lanes##_u10##isa(x); }     \
-    static Vec log(Vec x) { return Sleef_log##lanes##_u10##isa(x); }     \
-    static Vec log1p(Vec x) { return Sleef_log1p##lanes##_u10##isa(x); } \
-    static Vec expm1(Vec x) { return Sleef_expm1##lanes##_u10##isa(x); } \
-    static Vec erf(Vec x) { return Sleef_erf##lanes##_u10##isa(x); }     \
-    static Vec tanh(Vec x) { return Sleef_tanh##lanes##_u10##isa(x); }   \
-    static Vec erfc(Vec x) { return Sleef_erfc##lanes##_u15##isa(x); }   \
-    static Vec sqrt(Vec x) { return Sleef_sqrt##lanes##_u05##isa(x); }   \
-    static Vec fabs(Vec x) { return impl::clear_sign(x); }               \
-    static Vec fmax(Vec a, Vec b) { return a > b ? a : b; }              \
-    static Vec fmin(Vec a, Vec b) { return a < b ? a : b; }              \
+#define TG_SLEEF_TRAITS(Name, T_, Vec_, W_, lanes, isa, load_, store_, sqrt_)  \
+  struct Name {                                                                \
+    using T = T_;                                                              \
+    using Vec = Vec_;                                                          \
+    static constexpr int W = W_;                                               \
+    static constexpr bool fma = TG_SIMD_FMA;                                   \
+    static Vec load(const T* p) { return load_(p); }                           \
+    static void store(T* p, Vec v) { store_(p, v); }                           \
+    static Vec exp(Vec x) { return Sleef_exp##lanes##_u10##isa(x); }           \
+    static Vec log(Vec x) { return Sleef_log##lanes##_u10##isa(x); }           \
+    static Vec log1p(Vec x) { return Sleef_log1p##lanes##_u10##isa(x); }       \
+    static Vec expm1(Vec x) { return Sleef_expm1##lanes##_u10##isa(x); }       \
+    static Vec erf(Vec x) { return Sleef_erf##lanes##_u10##isa(x); }           \
+    static Vec pow(Vec x, Vec y) { return Sleef_pow##lanes##_u10##isa(x, y); } \
+    static Vec tanh(Vec x) { return Sleef_tanh##lanes##_u10##isa(x); }         \
+    static Vec erfc(Vec x) { return Sleef_erfc##lanes##_u15##isa(x); }         \
+    static Vec sqrt(Vec x) { return sqrt_(x); }                                \
+    static Vec fabs(Vec x) { return impl::clear_sign(x); }                     \
+    static Vec fmax(Vec a, Vec b) { return a > b ? a : b; }                    \
+    static Vec fmin(Vec a, Vec b) { return a < b ? a : b; }                    \
   }

@@ -7,8 +7,8 @@
 
 namespace tg::cpu::vec {
 namespace {
-TG_SLEEF_TRAITS(F4, float, __m128, 4, f4, sse2, _mm_loadu_ps, _mm_storeu_ps);
-TG_SLEEF_TRAITS(D2, double, __m128d, 2, d2, sse2, _mm_loadu_pd, _mm_storeu_pd);
+TG_SLEEF_TRAITS(F4, float, __m128, 4, f4, sse2, _mm_loadu_ps, _mm_storeu_ps, _mm_sqrt_ps);
+TG_SLEEF_TRAITS(D2, double, __m128d, 2, d2, sse2, _mm_loadu_pd, _mm_storeu_pd, _mm_sqrt_pd);
 }  // namespace
 
 const Isa& sse2_kernels() {

@@ -57,6 +57,50 @@ Tensor unary_math_op(const char* op, const Tensor& self, vec::Unary f, const Fn&
   return out;
 }
 
+// Whether the vector kernels run an op computed in `dtype` (float32 or float64, SLEEF built in
+// and not turned off).
+inline bool vec_runs(DType dtype) {
+  return vec::best() && (dtype == kFloat32 || dtype == kFloat64);
+}
+
+// f(a, b) with broadcasting, computed in `dtype`, through vec::BinaryMath `f`; vec_runs(dtype)
+// holds.
+inline Tensor binary_math_op(const char* op, const Tensor& a, const Tensor& b, DType dtype,
+                             vec::BinaryMath f) {
+  const Shape shape = broadcast_pair(op, a, b);
+  Tensor out = result_for(op, shape, dtype, a.device());
+  if (out.numel() == 0) return out;
+  const Tensor ad = vec_detail::dense(a, shape, dtype), bd = vec_detail::dense(b, shape, dtype);
+  visit_floating(op, dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto kernel = vec_detail::table_of<T>(*vec::best()).binary[static_cast<int>(f)];
+    const T* ap = ad.data<T>();
+    const T* bp = bd.data<T>();
+    T* o = out.data<T>();
+    vec_detail::split(out.numel(),
+                      [&](int64_t lo, int64_t hi) { kernel(ap + lo, bp + lo, o + lo, hi - lo); });
+  });
+  return out;
+}
+
+// f(a, b) for a number b, computed in `dtype`, through vec::BinaryMath `f`; vec_runs(dtype) holds.
+inline Tensor binary_scalar_math_op(const char* op, const Tensor& a, const Scalar& b, DType dtype,
+                                    vec::BinaryMath f) {
+  Tensor out = result_for(op, a.shape(), dtype, a.device());
+  if (out.numel() == 0) return out;
+  const Tensor ad = vec_detail::dense(a, a.shape(), dtype);
+  visit_floating(op, dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto kernel = vec_detail::table_of<T>(*vec::best()).binary_scalar[static_cast<int>(f)];
+    const T* ap = ad.data<T>();
+    const T bv = b.to<T>();
+    T* o = out.data<T>();
+    vec_detail::split(out.numel(),
+                      [&](int64_t lo, int64_t hi) { kernel(ap + lo, bv, o + lo, hi - lo); });
+  });
+  return out;
+}
+
 // g * f'(x) with broadcasting, in result_type(g, x) (floating), through vec::Grad `f`.
 template <typename Fn> Tensor grad_math_op(const char* op, const Tensor& g, const Tensor& x,
                                            vec::Grad f, const Fn& scalar) {
