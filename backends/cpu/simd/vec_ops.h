@@ -63,23 +63,33 @@ inline bool vec_runs(DType dtype) {
   return vec::best() && (dtype == kFloat32 || dtype == kFloat64);
 }
 
+namespace vec_detail {
+
+// out = kernel(a, b) elementwise, a and b made dense in out's shape and dtype (vec_runs holds);
+// pick(table) names the kernel of the ISA's table for out's element type.
+template <typename Pick> void run_pair(const char* op, const Tensor& out, const Tensor& a,
+                                       const Tensor& b, const Pick& pick) {
+  if (out.numel() == 0) return;
+  const Tensor ad = dense(a, out.shape(), out.dtype()), bd = dense(b, out.shape(), out.dtype());
+  visit_floating(op, out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto kernel = pick(table_of<T>(*vec::best()));
+    const T* ap = ad.data<T>();
+    const T* bp = bd.data<T>();
+    T* o = out.data<T>();
+    split(out.numel(), [&](int64_t lo, int64_t hi) { kernel(ap + lo, bp + lo, o + lo, hi - lo); });
+  });
+}
+
+}  // namespace vec_detail
+
 // f(a, b) with broadcasting, computed in `dtype`, through vec::BinaryMath `f`; vec_runs(dtype)
 // holds.
 inline Tensor binary_math_op(const char* op, const Tensor& a, const Tensor& b, DType dtype,
                              vec::BinaryMath f) {
-  const Shape shape = broadcast_pair(op, a, b);
-  Tensor out = result_for(op, shape, dtype, a.device());
-  if (out.numel() == 0) return out;
-  const Tensor ad = vec_detail::dense(a, shape, dtype), bd = vec_detail::dense(b, shape, dtype);
-  visit_floating(op, dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const auto kernel = vec_detail::table_of<T>(*vec::best()).binary[static_cast<int>(f)];
-    const T* ap = ad.data<T>();
-    const T* bp = bd.data<T>();
-    T* o = out.data<T>();
-    vec_detail::split(out.numel(),
-                      [&](int64_t lo, int64_t hi) { kernel(ap + lo, bp + lo, o + lo, hi - lo); });
-  });
+  Tensor out = result_for(op, broadcast_pair(op, a, b), dtype, a.device());
+  vec_detail::run_pair(op, out, a, b,
+                       [f](const auto& table) { return table.binary[static_cast<int>(f)]; });
   return out;
 }
 
@@ -106,25 +116,14 @@ template <typename Fn> Tensor grad_math_op(const char* op, const Tensor& g, cons
                                            vec::Grad f, const Fn& scalar) {
   const DType dtype = result_type(g, x);
   Tensor out = empty(broadcast_pair(op, g, x), dtype, g.device());
-  const vec::Isa* isa = vec::best();
-  if (!isa || (dtype != kFloat32 && dtype != kFloat64)) {
-    visit_floating(op, dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      map_into<T, T, T>(out, scalar, g, x);
-    });
+  if (vec_runs(dtype)) {
+    vec_detail::run_pair(op, out, g, x,
+                         [f](const auto& table) { return table.grad[static_cast<int>(f)]; });
     return out;
   }
-  if (out.numel() == 0) return out;
-  const Tensor gd = vec_detail::dense(g, out.shape(), dtype);
-  const Tensor xd = vec_detail::dense(x, out.shape(), dtype);
   visit_floating(op, dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const auto kernel = vec_detail::table_of<T>(*isa).grad[static_cast<int>(f)];
-    const T* gp = gd.data<T>();
-    const T* xp = xd.data<T>();
-    T* o = out.data<T>();
-    vec_detail::split(out.numel(),
-                      [&](int64_t b, int64_t e) { kernel(gp + b, xp + b, o + b, e - b); });
+    map_into<T, T, T>(out, scalar, g, x);
   });
   return out;
 }
