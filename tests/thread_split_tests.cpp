@@ -71,6 +71,47 @@ TEST_CASE("layer_norm_backward: the same bits at 1, 2 and 3 threads, and the flo
   }
 }
 
+TEST_CASE(
+    "layer_norm saves each row's mean and rstd, and the backward from them is the same at any "
+    "thread count") {
+  ThreadsGuard guard;
+  manual_seed(12);
+  for (const std::pair<int64_t, int64_t>& shape :
+       {std::pair<int64_t, int64_t>{300, 1000}, {20, 5000}, {7, 3}}) {
+    const int64_t rows = shape.first, cols = shape.second;
+    CAPTURE(cols);
+    const Tensor x = randn({rows, cols}, kFloat32) * 3.0 + 1.0;
+    const Tensor dy = randn({rows, cols}, kFloat32);
+    const Tensor w = randn({cols}, kFloat32);
+    set_num_threads(1);
+    const auto [y, mean_saved, rstd_saved] = detail::layer_norm_with_internal(x, {cols}, w);
+    CHECK(mean_saved.shape() == Shape({rows, 1}));
+    CHECK(rstd_saved.dtype() == kFloat32);
+    const Tensor x64 = x.to(kFloat64);
+    const Tensor centered = x64 - mean(x64, {-1}, true);
+    check_near(mean_saved, mean(x64, {-1}, true), 1e-6);
+    check_near(rstd_saved, pow_scalar(mean(centered * centered, {-1}, true) + 1e-5, -0.5), 1e-6);
+    const auto [gi1, gw1, gb1] =
+        layer_norm_backward(dy, x, {cols}, w, 1e-5, mean_saved, rstd_saved);
+    for (int threads : {2, 3}) {
+      set_num_threads(threads);
+      const auto [gi, gw, gb] = layer_norm_backward(dy, x, {cols}, w, 1e-5, mean_saved, rstd_saved);
+      CHECK(gi.to_vector<float>() == gi1.to_vector<float>());
+      CHECK(gw.to_vector<float>() == gw1.to_vector<float>());
+      CHECK(gb.to_vector<float>() == gb1.to_vector<float>());
+    }
+    const auto [gi64, gw64, gb64] = layer_norm_grads_f64(dy, x, w, 1e-5);
+    check_near(gi1, gi64, 1e-5);
+    check_near(gw1, gw64, 1e-5);
+    check_near(gb1, gb64, 1e-5);
+    // Autograd's node calls the backward with the statistics the forward saved: the same bits.
+    const Tensor xg = x.detach().requires_grad_(), wg = w.detach().requires_grad_();
+    layer_norm(xg, {cols}, wg).backward(dy);
+    CHECK(xg.grad().to_vector<float>() == gi1.to_vector<float>());
+    CHECK(wg.grad().to_vector<float>() == gw1.to_vector<float>());
+  }
+}
+
 TEST_CASE("row scatters into one block of rows: the same bits at 1, 2 and 3 threads") {
   // 1 thread splits by columns, more threads by ranges of slots: the entries of a slot must
   // combine in the same (index) order either way. 3000 slots of 40, 5000 entries with repeats.

@@ -80,8 +80,9 @@ std::pair<Tensor, Tensor> normalize(const Tensor& self, const std::vector<int64_
 std::tuple<Tensor, Tensor, Tensor> layer_norm_grads(const Tensor& grad, const Tensor& self,
                                                     IntArrayRef normalized_shape,
                                                     const Tensor& weight, double eps,
+                                                    const Tensor& mean, const Tensor& rstd,
                                                     const std::array<bool, 3>& grad_input_mask) {
-  auto [gi, gw, gb] = layer_norm_backward(grad, self, normalized_shape, weight, eps);
+  auto [gi, gw, gb] = layer_norm_backward(grad, self, normalized_shape, weight, eps, mean, rstd);
   const auto [want_self, want_weight, want_bias] = grad_input_mask;
   return {want_self ? gi : Tensor(), want_weight ? gw : Tensor(), want_bias ? gb : Tensor()};
 }

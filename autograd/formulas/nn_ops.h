@@ -23,12 +23,16 @@ Tensor dropout_backward(const Tensor& grad, const Tensor& mask, double p, bool t
 Tensor embedding_backward(const Tensor& grad, const Shape& weight_shape, const Tensor& indices,
                           std::optional<int64_t> padding_idx);
 
-// layer_norm: its three gradients from the fused layer_norm_backward op (picked by the mask).
+// layer_norm: its three gradients from the fused layer_norm_backward op (picked by the mask),
+// given the mean and rstd the forward saved.
 std::tuple<Tensor, Tensor, Tensor> layer_norm_grads(const Tensor& grad, const Tensor& self,
                                                     IntArrayRef normalized_shape,
                                                     const Tensor& weight, double eps,
+                                                    const Tensor& mean, const Tensor& rstd,
                                                     const std::array<bool, 3>& grad_input_mask);
-// layer_norm_backward's backward (double backward of layer_norm), composed of public ops.
+// layer_norm_backward's backward (double backward of layer_norm), composed of public ops. It
+// recomputes mean and rstd from self, so that their dependence on self is differentiated too
+// (the saved ones are constants).
 std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(
     const Tensor& grad_input_grad, const Tensor& grad_weight_grad, const Tensor& grad_bias_grad,
     const Tensor& grad_output, const Tensor& self, IntArrayRef normalized_shape,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <tapegrad/backends/cpu/counter_random.h>
+#include <tapegrad/backends/shared/norm_grads.h>
 #include <tapegrad/core/cpu_features.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
@@ -128,16 +129,18 @@ __attribute__((always_inline)) inline RowStats row_stats(const T* xr, int64_t n,
 }
 
 // The forward of rows [begin, end): mean, then the biased variance around it (two passes in
-// cache, exact), then the output.
+// cache, exact), then the output; each row's mean and rstd are kept for the backward.
 template <typename T>
 __attribute__((always_inline)) inline void forward_rows(const T* in, const T* wp, const T* bp, T* o,
-                                                        int64_t n, double eps, int64_t begin,
-                                                        int64_t end) {
+                                                        T* means, T* rstds, int64_t n, double eps,
+                                                        int64_t begin, int64_t end) {
   for (int64_t r = begin; r < end; ++r) {
     const T* xr = in + r * n;
     T* orow = o + r * n;
     const RowStats st = row_stats(xr, n, eps);
     const T m = static_cast<T>(st.mean), rstd = static_cast<T>(st.rstd);
+    means[r] = m;
+    rstds[r] = rstd;
     for (int64_t j = 0; j < n; ++j) {
       T y = (xr[j] - m) * rstd;
       if (wp) y *= wp[j];
@@ -205,6 +208,48 @@ __attribute__((always_inline)) inline void backward_rows(const T* xp, const T* d
   }
 }
 
+// The backward's first pass over rows [begin, end) from the forward's saved mean and rstd: half
+// the sums of backward_rows, a = sum(g) and c = sum(g (x - mean)) in double, then
+// grad_input = rstd (g - a/n - x^ rstd c/n).
+template <typename T>
+__attribute__((always_inline)) inline void backward_rows_saved(const T* xp, const T* dp,
+                                                               const T* wp, T* gi, const T* means,
+                                                               const T* rstds, int64_t n,
+                                                               int64_t begin, int64_t end) {
+  for (int64_t r = begin; r < end; ++r) {
+    const T* xr = xp + r * n;
+    const T* dr = dp + r * n;
+    T* gr = gi + r * n;
+    const T m = means[r], rstd = rstds[r];
+    const double mean = static_cast<double>(m);
+    double a[kLanes] = {}, c[kLanes] = {};
+    int64_t j = 0;
+    for (; j + kLanes <= n; j += kLanes)
+      for (int k = 0; k < kLanes; ++k) {
+        const double g = static_cast<double>(wp ? dr[j + k] * wp[j + k] : dr[j + k]);
+        a[k] += g;
+        c[k] += g * (static_cast<double>(xr[j + k]) - mean);
+      }
+    for (; j < n; ++j) {
+      const double g = static_cast<double>(wp ? dr[j] * wp[j] : dr[j]);
+      a[0] += g;
+      c[0] += g * (static_cast<double>(xr[j]) - mean);
+    }
+    double ta = 0, tc = 0;
+    for (int k = 0; k < kLanes; ++k) {
+      ta += a[k];
+      tc += c[k];
+    }
+    const double inv_n = 1 / static_cast<double>(n);
+    const T mean_g = static_cast<T>(ta * inv_n);
+    const T mean_gx = static_cast<T>(static_cast<double>(rstd) * tc * inv_n);
+    for (j = 0; j < n; ++j) {
+      const T g = wp ? dr[j] * wp[j] : dr[j];
+      gr[j] = rstd * (g - mean_g - (xr[j] - m) * rstd * mean_gx);
+    }
+  }
+}
+
 // The column sums of rows [0, rows): sw += grad_output x^ and sb += grad_output for the columns
 // [lo, hi), walking each row's run in memory order. Four rows per walk, added together first, so
 // that each walk loads and stores the double sums once per four rows (the loads and stores, not
@@ -245,15 +290,22 @@ __attribute__((always_inline)) inline void column_sums(const T* xp, const T* dp,
 #if defined(__x86_64__) && defined(__GNUC__)
 template <typename T>
 __attribute__((target("avx2"))) void forward_rows_avx2(const T* in, const T* wp, const T* bp, T* o,
-                                                       int64_t n, double eps, int64_t begin,
-                                                       int64_t end) {
-  forward_rows(in, wp, bp, o, n, eps, begin, end);
+                                                       T* means, T* rstds, int64_t n, double eps,
+                                                       int64_t begin, int64_t end) {
+  forward_rows(in, wp, bp, o, means, rstds, n, eps, begin, end);
 }
 template <typename T>
 __attribute__((target("avx2"))) void backward_rows_avx2(const T* xp, const T* dp, const T* wp,
                                                         T* gi, T* means, T* rstds, int64_t n,
                                                         double eps, int64_t begin, int64_t end) {
   backward_rows(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
+}
+template <typename T>
+__attribute__((target("avx2"))) void backward_rows_saved_avx2(const T* xp, const T* dp, const T* wp,
+                                                              T* gi, const T* means, const T* rstds,
+                                                              int64_t n, int64_t begin,
+                                                              int64_t end) {
+  backward_rows_saved(xp, dp, wp, gi, means, rstds, n, begin, end);
 }
 template <typename T>
 __attribute__((target("avx2"))) void column_sums_avx2(const T* xp, const T* dp, const T* means,
@@ -281,12 +333,13 @@ bool has_avx512() { return cpu_runs_avx512(); }
 #define TG_LAYER_NORM_AVX512 1
 #endif
 
-template <typename T> void forward_dispatch(const T* in, const T* wp, const T* bp, T* o, int64_t n,
-                                            double eps, int64_t begin, int64_t end) {
+template <typename T> void forward_dispatch(const T* in, const T* wp, const T* bp, T* o, T* means,
+                                            T* rstds, int64_t n, double eps, int64_t begin,
+                                            int64_t end) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (has_avx2()) return forward_rows_avx2(in, wp, bp, o, n, eps, begin, end);
+  if (has_avx2()) return forward_rows_avx2(in, wp, bp, o, means, rstds, n, eps, begin, end);
 #endif
-  forward_rows(in, wp, bp, o, n, eps, begin, end);
+  forward_rows(in, wp, bp, o, means, rstds, n, eps, begin, end);
 }
 
 template <typename T> void backward_dispatch(const T* xp, const T* dp, const T* wp, T* gi, T* means,
@@ -296,6 +349,15 @@ template <typename T> void backward_dispatch(const T* xp, const T* dp, const T* 
   if (has_avx2()) return backward_rows_avx2(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
 #endif
   backward_rows(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
+}
+
+template <typename T> void backward_saved_dispatch(const T* xp, const T* dp, const T* wp, T* gi,
+                                                   const T* means, const T* rstds, int64_t n,
+                                                   int64_t begin, int64_t end) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (has_avx2()) return backward_rows_saved_avx2(xp, dp, wp, gi, means, rstds, n, begin, end);
+#endif
+  backward_rows_saved(xp, dp, wp, gi, means, rstds, n, begin, end);
 }
 
 template <typename T> void column_dispatch(const T* xp, const T* dp, const T* means, const T* rstds,
@@ -312,11 +374,12 @@ template <typename T> void column_dispatch(const T* xp, const T* dp, const T* me
 
 }  // namespace
 
-Tensor layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor& weight,
-                  const Tensor& bias, double eps) {
-  Tensor out = empty(self.shape(), self.dtype(), self.device());
+std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& self, IntArrayRef normalized_shape,
+                                              const Tensor& weight, const Tensor& bias,
+                                              double eps) {
+  const shared::LayerNormOutputs outs = shared::layer_norm_outputs(self, normalized_shape.size());
   const int64_t n = Shape(normalized_shape).numel();
-  if (out.numel() == 0) return out;
+  if (self.numel() == 0) return outs.all();
   const int64_t rows = self.numel() / n;
   const Tensor x = self.contiguous();
   const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
@@ -326,13 +389,15 @@ Tensor layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor
     const T* in = x.data<T>();
     const T* wp = w.defined() ? w.data<T>() : nullptr;
     const T* bp = b.defined() ? b.data<T>() : nullptr;
-    T* o = out.data<T>();
+    T* o = outs.out.data<T>();
+    T* means = outs.mean.data<T>();
+    T* rstds = outs.rstd.data<T>();
     parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n),
                  [&](int64_t begin, int64_t end) {
-                   forward_dispatch(in, wp, bp, o, n, eps, begin, end);
+                   forward_dispatch(in, wp, bp, o, means, rstds, n, eps, begin, end);
                  });
   });
-  return out;
+  return outs.all();
 }
 
 }  // namespace tg::cpu
@@ -354,8 +419,9 @@ constexpr int64_t kGroupRows = 16;
 
 }  // namespace
 
-// One pass over the data, a row at a time in cache: the row's mean and rstd exactly as the forward
-// computes them, a = sum(g) and b = sum(g x^) with g = grad_output * weight, then
+// One pass over the data, a row at a time in cache: the row's mean and rstd as the forward saved
+// them (or, not given, recomputed as the forward computes them), a = sum(g) and b = sum(g x^)
+// with g = grad_output * weight, then
 // grad_input = rstd (g - a/n - x^ b/n); every kGroupRows rows, while they are still in cache,
 // their grad_output x^ and grad_output are added into the row block's column sums, and
 // grad_weight and grad_bias add up the blocks' sums in block order. Rows longer than
@@ -364,7 +430,8 @@ constexpr int64_t kGroupRows = 16;
 std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output,
                                                        const Tensor& self,
                                                        IntArrayRef normalized_shape,
-                                                       const Tensor& weight, double eps) {
+                                                       const Tensor& weight, double eps,
+                                                       const Tensor& mean, const Tensor& rstd) {
   const int64_t n = Shape(normalized_shape).numel();
   Tensor grad_input = empty(self.shape(), self.dtype(), self.device());
   Tensor grad_weight = zeros(Shape(normalized_shape), self.dtype(), self.device());
@@ -373,6 +440,9 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output
   const int64_t rows = self.numel() / n;
   const Tensor x = self.contiguous(), dy = grad_output.contiguous();
   const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
+  const bool saved = mean.defined();
+  const Tensor saved_mean = saved ? mean.contiguous() : Tensor();
+  const Tensor saved_rstd = saved ? rstd.contiguous() : Tensor();
   visit_floating("layer_norm_backward", self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* xp = x.data<T>();
@@ -381,12 +451,20 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output
     T* gi = grad_input.data<T>();
     T* gw = grad_weight.data<T>();
     T* gb = grad_bias.data<T>();
+    // Each row's mean and rstd: the saved ones, or recomputed by the row pass into these.
+    std::vector<T> means(saved ? 0 : static_cast<size_t>(rows));
+    std::vector<T> rstds(saved ? 0 : static_cast<size_t>(rows));
+    const T* ms = saved ? saved_mean.data<T>() : means.data();
+    const T* rs = saved ? saved_rstd.data<T>() : rstds.data();
+    auto row_pass = [&](int64_t begin, int64_t end) {
+      if (saved) return backward_saved_dispatch(xp, dp, wp, gi, ms, rs, n, begin, end);
+      backward_dispatch(xp, dp, wp, gi, means.data(), rstds.data(), n, eps, begin, end);
+    };
     if (n <= kFusedMaxCols) {
       const int64_t block = std::max<int64_t>(1, kBlockItems / n);
       const int64_t blocks = (rows + block - 1) / block;
       // Per block: its sums of grad_output x^ (n doubles), then of grad_output (n doubles).
       std::unique_ptr<double[]> partial(new double[static_cast<size_t>(blocks * 2 * n)]);
-      std::vector<T> means(static_cast<size_t>(rows)), rstds(static_cast<size_t>(rows));
       parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
         for (int64_t k = lo; k < hi; ++k) {
           double* sw = partial.get() + k * 2 * n;
@@ -394,9 +472,9 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output
           // Groups of kGroupRows rows: their column sums read them while they are in cache.
           for (int64_t r = k * block; r < std::min(rows, (k + 1) * block); r += kGroupRows) {
             const int64_t e = std::min({rows, (k + 1) * block, r + kGroupRows});
-            backward_dispatch(xp, dp, wp, gi, means.data(), rstds.data(), n, eps, r, e);
-            column_dispatch(xp + r * n, dp + r * n, means.data() + r, rstds.data() + r, e - r, n,
-                            int64_t{0}, n, sw, sw + n);
+            row_pass(r, e);
+            column_dispatch(xp + r * n, dp + r * n, ms + r, rs + r, e - r, n, int64_t{0}, n, sw,
+                            sw + n);
           }
         }
       });
@@ -414,15 +492,12 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output
                    });
       return;
     }
-    std::vector<T> means(static_cast<size_t>(rows)), rstds(static_cast<size_t>(rows));
-    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t lo, int64_t hi) {
-      backward_dispatch(xp, dp, wp, gi, means.data(), rstds.data(), n, eps, lo, hi);
-    });
+    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / n), row_pass);
     // Column blocks of at least 256 (a thread reads 1 KiB or more of each row in order).
     const int64_t block = std::max<int64_t>(256, n / std::max(1, get_num_threads()));
     parallel_for(0, n, block, [&](int64_t lo, int64_t hi) {
       std::vector<double> sw(static_cast<size_t>(hi - lo)), sb(static_cast<size_t>(hi - lo));
-      column_dispatch(xp, dp, means.data(), rstds.data(), rows, n, lo, hi, sw.data(), sb.data());
+      column_dispatch(xp, dp, ms, rs, rows, n, lo, hi, sw.data(), sb.data());
       for (int64_t j = lo; j < hi; ++j) {
         gw[j] = static_cast<T>(sw[static_cast<size_t>(j - lo)]);
         gb[j] = static_cast<T>(sb[static_cast<size_t>(j - lo)]);

@@ -23,11 +23,12 @@ const void* ptr(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; 
 
 }  // namespace
 
-Tensor layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor& weight,
-                  const Tensor& bias, double eps) {
-  Tensor out = empty(self.shape(), self.dtype(), self.device());
+std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& self, IntArrayRef normalized_shape,
+                                              const Tensor& weight, const Tensor& bias,
+                                              double eps) {
+  const shared::LayerNormOutputs outs = shared::layer_norm_outputs(self, normalized_shape.size());
   const int64_t n = Shape(normalized_shape).numel();
-  if (out.numel() == 0) return out;
+  if (self.numel() == 0) return outs.all();
   const int64_t rows = self.numel() / n;
   const Tensor x = dense_as(self, self.dtype());
   const Tensor w = weight.defined() ? dense_as(weight, self.dtype()) : Tensor();
@@ -37,24 +38,30 @@ Tensor layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor
   detail::launch_row_stats(self.dtype(), x.data_ptr(), rows, n, eps, mean.data<double>(),
                            rstd.data<double>());
   detail::launch_layer_norm(self.dtype(), x.data_ptr(), mean.data<double>(), rstd.data<double>(),
-                            ptr(w), ptr(b), rows, n, out.data_ptr());
-  return out;
+                            ptr(w), ptr(b), rows, n, outs.out.data_ptr());
+  // Saved for the backward in self's dtype, as the CPU saves them.
+  copy_data(outs.mean.view({rows}), mean);
+  copy_data(outs.rstd.view({rows}), rstd);
+  return outs.all();
 }
 
 std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output,
                                                        const Tensor& self,
                                                        IntArrayRef normalized_shape,
-                                                       const Tensor& weight, double eps) {
+                                                       const Tensor& weight, double eps,
+                                                       const Tensor& mean, const Tensor& rstd) {
   const int64_t n = Shape(normalized_shape).numel();
   const shared::NormGrads grads = shared::norm_grads(self, Shape(normalized_shape));
   if (self.numel() == 0) return grads.all();
   const int64_t rows = self.numel() / n;
   const Tensor x = dense_as(self, self.dtype()), dy = dense_as(grad_output, self.dtype());
   const Tensor w = weight.defined() ? dense_as(weight, self.dtype()) : Tensor();
-  Tensor means = empty({rows}, self.dtype(), self.device());
-  Tensor rstds = empty({rows}, self.dtype(), self.device());
+  // The saved statistics, or room for the row pass to recompute them.
+  const bool saved = mean.defined();
+  Tensor means = saved ? dense_as(mean, self.dtype()) : empty({rows}, self.dtype(), self.device());
+  Tensor rstds = saved ? dense_as(rstd, self.dtype()) : empty({rows}, self.dtype(), self.device());
   detail::launch_layer_norm_backward(self.dtype(), dy.data_ptr(), x.data_ptr(), ptr(w), rows, n,
-                                     eps, means.data_ptr(), rstds.data_ptr(),
+                                     eps, saved, means.data_ptr(), rstds.data_ptr(),
                                      grads.input.data_ptr(), grads.weight.data_ptr(),
                                      grads.bias.data_ptr());
   return grads.all();

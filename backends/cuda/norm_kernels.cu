@@ -188,23 +188,25 @@ template <typename T> struct LayerNormBackwardRowBody {
   const T* w;
   int64_t n;
   double eps;
+  bool stats_given;  // means / rstds hold the forward's; else computed here and kept there
   T* means;
   T* rstds;
   T* gi;
   __host__ __device__ void operator()(int64_t r) const {
     const T* xr = x + r * n;
     const T* dr = dy + r * n;
-    double s = 0, q = 0;
-    for (int64_t j = 0; j < n; ++j) s += static_cast<double>(xr[j]);
-    const double mean = s / static_cast<double>(n);
-    for (int64_t j = 0; j < n; ++j) {
-      const double d = static_cast<double>(xr[j]) - mean;
-      q += d * d;
+    if (!stats_given) {
+      double s = 0, q = 0;
+      for (int64_t j = 0; j < n; ++j) s += static_cast<double>(xr[j]);
+      const double mean = s / static_cast<double>(n);
+      for (int64_t j = 0; j < n; ++j) {
+        const double d = static_cast<double>(xr[j]) - mean;
+        q += d * d;
+      }
+      means[r] = static_cast<T>(mean);
+      rstds[r] = static_cast<T>(1 / std::sqrt(q / static_cast<double>(n) + eps));
     }
-    const T m = static_cast<T>(mean);
-    const T rstd = static_cast<T>(1 / std::sqrt(q / static_cast<double>(n) + eps));
-    means[r] = m;
-    rstds[r] = rstd;
+    const T m = means[r], rstd = rstds[r];
     double a = 0, b = 0;
     for (int64_t j = 0; j < n; ++j) {
       const T g = w ? dr[j] * w[j] : dr[j];
@@ -316,14 +318,14 @@ void launch_batch_norm_backward(DType dtype, const void* dy, const void* x, cons
 }
 
 void launch_layer_norm_backward(DType dtype, const void* dy, const void* x, const void* w,
-                                int64_t rows, int64_t n, double eps, void* means, void* rstds,
-                                void* grad_input, void* grad_weight, void* grad_bias) {
+                                int64_t rows, int64_t n, double eps, bool stats_given, void* means,
+                                void* rstds, void* grad_input, void* grad_weight, void* grad_bias) {
   visit_floating("layer_norm_backward", dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* pdy = static_cast<const T*>(dy);
     const T* px = static_cast<const T*>(x);
     launch_n("layer_norm_backward", rows,
-             LayerNormBackwardRowBody<T>{pdy, px, static_cast<const T*>(w), n, eps,
+             LayerNormBackwardRowBody<T>{pdy, px, static_cast<const T*>(w), n, eps, stats_given,
                                          static_cast<T*>(means), static_cast<T*>(rstds),
                                          static_cast<T*>(grad_input)});
     launch_n("layer_norm_backward", n,

@@ -48,11 +48,12 @@ struct BatchNormGrad {
 void launch_batch_norm_backward(DType dtype, const void* dy, const void* x, const BatchNormGrad& a,
                                 void* grad_input, void* grad_weight, void* grad_bias);
 
-// layer_norm_backward over [rows, n]: grad_input (one thread per row; mean and rstd of each row
-// kept, of dtype, in means / rstds), then grad_weight and grad_bias (one thread per column,
-// summing the rows in order). w of dtype or null.
+// layer_norm_backward over [rows, n]: grad_input (one thread per row; mean and rstd of each row,
+// of dtype, read from means / rstds when stats_given, else computed and kept there), then
+// grad_weight and grad_bias (one thread per column, summing the rows in order). w of dtype or
+// null.
 void launch_layer_norm_backward(DType dtype, const void* dy, const void* x, const void* w,
-                                int64_t rows, int64_t n, double eps, void* means, void* rstds,
-                                void* grad_input, void* grad_weight, void* grad_bias);
+                                int64_t rows, int64_t n, double eps, bool stats_given, void* means,
+                                void* rstds, void* grad_input, void* grad_weight, void* grad_bias);
 
 }  // namespace tg::cuda::detail

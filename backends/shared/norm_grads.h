@@ -1,8 +1,11 @@
 #pragma once
-// The results of the norm backward ops (layer_norm, batch_norm), allocated the same way by both
-// backends: grad_input like self, grad_weight and grad_bias zeros of the parameter shape, so an
-// empty input returns zero parameter gradients without running a kernel.
+// The results of the norm ops (layer_norm, batch_norm), allocated the same way by both backends:
+// layer_norm's output and saved statistics; the backward's grad_input like self, grad_weight and
+// grad_bias zeros of the parameter shape, so an empty input returns zero parameter gradients
+// without running a kernel.
+#include <algorithm>
 #include <tuple>
+#include <vector>
 
 #include <tapegrad/generated/tensor.h>
 #include <tapegrad/ops/factories.h>
@@ -18,6 +21,21 @@ inline NormGrads norm_grads(const Tensor& self, const Shape& param_shape) {
   return {empty(self.shape(), self.dtype(), self.device()),
           zeros(param_shape, self.dtype(), self.device()),
           zeros(param_shape, self.dtype(), self.device())};
+}
+
+// layer_norm's output and its saved mean and rstd: self's shape with the normalized dims 1
+// (they broadcast against self), self's dtype.
+struct LayerNormOutputs {
+  Tensor out, mean, rstd;
+  std::tuple<Tensor, Tensor, Tensor> all() const { return {out, mean, rstd}; }
+};
+
+inline LayerNormOutputs layer_norm_outputs(const Tensor& self, size_t normalized_dims) {
+  std::vector<int64_t> stats = self.shape().vec();
+  std::fill(stats.end() - static_cast<std::ptrdiff_t>(normalized_dims), stats.end(), 1);
+  return {empty(self.shape(), self.dtype(), self.device()),
+          empty(Shape(stats), self.dtype(), self.device()),
+          empty(Shape(stats), self.dtype(), self.device())};
 }
 
 }  // namespace tg::shared

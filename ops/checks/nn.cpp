@@ -1,7 +1,9 @@
 // Checks of the nn layer and loss ops dropout, embedding, layer_norm, mse_loss,
 // binary_cross_entropy_with_logits (kernels: backends/cpu/nn_layers.cpp, nn_loss.cpp).
 // embedding's index values are checked by its kernel (they are data).
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include <tapegrad/ops/checks/common.h>
 
@@ -52,11 +54,25 @@ void layer_norm(const Tensor& self, IntArrayRef normalized_shape, const Tensor& 
 }
 
 void layer_norm_backward(const Tensor& grad_output, const Tensor& self,
-                         IntArrayRef normalized_shape, const Tensor& weight, double) {
-  check_layer_norm("layer_norm_backward", self, normalized_shape, weight, Tensor());
-  TG_CHECK(grad_output.shape() == self.shape(), ValueError, "layer_norm_backward",
+                         IntArrayRef normalized_shape, const Tensor& weight, double,
+                         const Tensor& mean, const Tensor& rstd) {
+  constexpr const char* op = "layer_norm_backward";
+  check_layer_norm(op, self, normalized_shape, weight, Tensor());
+  TG_CHECK(grad_output.shape() == self.shape(), ValueError, op,
            "grad_output must have self's shape ", self.shape(), ", got ", grad_output.shape());
-  dtype_of_self("layer_norm_backward", "grad_output", grad_output, self);
+  dtype_of_self(op, "grad_output", grad_output, self);
+  TG_CHECK(mean.defined() == rstd.defined(), ValueError, op,
+           "mean and rstd must both be given or both be omitted");
+  if (!mean.defined()) return;
+  // The saved statistics' shape: self's, with the normalized dims 1.
+  std::vector<int64_t> stats = self.shape().vec();
+  std::fill(stats.end() - static_cast<std::ptrdiff_t>(normalized_shape.size()), stats.end(), 1);
+  for (const auto& [name, t] :
+       {std::pair<const char*, const Tensor*>{"mean", &mean}, {"rstd", &rstd}}) {
+    TG_CHECK(t->shape() == Shape(stats), ValueError, op, name, " must have shape ", Shape(stats),
+             " (self's with the normalized dims 1), got ", t->shape());
+    dtype_of_self(op, name, *t, self);
+  }
 }
 
 void mse_loss(const Tensor& self, const Tensor& target, const std::string&) {

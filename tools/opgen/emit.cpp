@@ -10,156 +10,6 @@ namespace opgen {
 
 namespace {
 
-// ---- C++ text helpers --------------------------------------------------------------------------
-
-// Any bytes as a C++ string literal: printable ASCII as is (with \" and \\), every other byte as
-// a three-digit octal escape, so no spec text can end the literal or the line, and bytes that are
-// not UTF-8 come through unchanged instead of throwing.
-std::string cpp_string_literal(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c >= 0x20 && c < 0x7f && c != '?') {  // '?': no trigraph-like sequences either
-      out += static_cast<char>(c);
-    } else {
-      const char octal[] = {'\\', static_cast<char>('0' + (c >> 6)),
-                            static_cast<char>('0' + ((c >> 3) & 7)),
-                            static_cast<char>('0' + (c & 7)), 0};
-      out += octal;
-    }
-  }
-  return out + "\"";
-}
-
-std::string cpp_param_type(const std::string& t) {
-  if (mode.out_of_tree) {
-    const Mode user = std::exchange(mode, Mode{});
-    const std::string plain = cpp_param_type(t);
-    mode = user;
-    return qualify_types(plain);
-  }
-  static const std::map<std::string, std::string> m = {{"Tensor", "const Tensor&"},
-                                                       {"Tensor?", "const Tensor&"},
-                                                       {"Tensor[]", "const std::vector<Tensor>&"},
-                                                       {"int", "int64_t"},
-                                                       {"int?", "std::optional<int64_t>"},
-                                                       {"int[]", "IntArrayRef"},
-                                                       {"float", "double"},
-                                                       {"Scalar", "const Scalar&"},
-                                                       {"Scalar?", "const std::optional<Scalar>&"},
-                                                       {"bool", "bool"},
-                                                       {"string", "const std::string&"},
-                                                       {"DType", "DType"},
-                                                       {"DType?", "std::optional<DType>"},
-                                                       {"Device", "Device"}};
-  return m.at(t);
-}
-
-std::string cpp_saved_type(const std::string& t) {
-  static const std::map<std::string, std::string> m = {{"int", "int64_t"},
-                                                       {"int?", "std::optional<int64_t>"},
-                                                       {"int[]", "std::vector<int64_t>"},
-                                                       {"float", "double"},
-                                                       {"Scalar", "Scalar"},
-                                                       {"Scalar?", "std::optional<Scalar>"},
-                                                       {"bool", "bool"},
-                                                       {"string", "std::string"},
-                                                       {"DType", "DType"},
-                                                       {"DType?", "std::optional<DType>"},
-                                                       {"Device", "Device"}};
-  return m.at(t);
-}
-
-std::string dtype_constant(const std::string& name) {
-  static const std::map<std::string, std::string> m = {
-      {"bool", "kBool"},       {"int32", "kInt32"},       {"int64", "kInt64"},
-      {"float16", "kFloat16"}, {"bfloat16", "kBFloat16"}, {"float32", "kFloat32"},
-      {"float64", "kFloat64"}};
-  auto it = m.find(name);
-  return it == m.end() ? "" : it->second;
-}
-
-std::string cpp_default(const Op& op, const Arg& a) {
-  const json& d = a.default_value;
-  const std::string key = "args." + a.name + ".default";
-  if (d.is_null()) {
-    if (a.type == "Tensor?") return "{}";
-    if (a.type.back() == '?') return "std::nullopt";
-    spec_fail(op, key, "null default needs an optional type");
-  }
-  if (a.type == "int[]") {
-    if (!d.is_array()) spec_fail(op, key, "int[] default must be a list");
-    std::string s = "{";
-    for (size_t i = 0; i < d.size(); ++i)
-      s += (i ? ", " : "") + std::to_string(d[i].get<int64_t>());
-    return s + "}";
-  }
-  if (a.type == "string") return cpp_string_literal(d.get<std::string>());
-  if (a.type == "DType" || a.type == "DType?") {
-    std::string c = dtype_constant(d.get<std::string>());
-    if (c.empty()) spec_fail(op, key, "unknown dtype");
-    return mode.out_of_tree ? "tg::" + c : c;
-  }
-  if (a.type == "Device")
-    return qualify_types(d.get<std::string>() == "cuda" ? "Device(kCUDA)" : "Device(kCPU)");
-  if (a.type == "bool") return d.get<bool>() ? "true" : "false";
-  if (d.is_number_integer()) return std::to_string(d.get<int64_t>());
-  if (d.is_number_float()) {
-    std::ostringstream os;
-    os.precision(17);
-    os << d.get<double>();
-    std::string s = os.str();
-    if (s.find_first_of(".e") == std::string::npos) s += ".0";
-    return s;
-  }
-  if (d.is_boolean()) return d.get<bool>() ? "true" : "false";
-  spec_fail(op, key, "unsupported default value " + d.dump());
-}
-
-std::string return_type(const Op& op) {
-  if (op.rets.size() == 1) return qualify_types("Tensor");
-  std::string s = "std::tuple<";
-  for (size_t i = 0; i < op.rets.size(); ++i) s += (i ? ", Tensor" : "Tensor");
-  return qualify_types(s + ">");
-}
-
-// "const Tensor& self, const Scalar& alpha = 1"; skip_self drops the self arg (methods).
-std::string params(const Op& op, bool with_defaults, bool skip_self = false) {
-  std::string s;
-  for (const auto& a : op.args) {
-    if (skip_self && a.name == "self") continue;
-    if (!s.empty()) s += ", ";
-    s += cpp_param_type(a.type) + " " + a.name;
-    if (with_defaults && a.has_default) s += " = " + cpp_default(op, a);
-  }
-  return s;
-}
-
-std::string arg_names(const Op& op, const std::string& self_replacement = "") {
-  std::string s;
-  for (const auto& a : op.args) {
-    if (!s.empty()) s += ", ";
-    s += (a.name == "self" && !self_replacement.empty()) ? self_replacement : a.name;
-  }
-  return s;
-}
-
-std::string camel(const std::string& snake) {
-  std::string out;
-  bool up = true;
-  for (char c : snake) {
-    if (c == '_') {
-      up = true;
-      continue;
-    }
-    out += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
-    up = false;
-  }
-  return out;
-}
-
 // ---- backward formula analysis -----------------------------------------------------------------
 
 // What a formula needs saved. "X_shape"-style names come from rewriting X.shape() etc.
@@ -330,11 +180,22 @@ std::string dtype_list_text(const std::vector<std::string>& dtypes) {
   return s;
 }
 
+// The function that checks and dispatches: the op itself, or, for an op with internal outputs,
+// detail::<op>_with_internal (every output; the autograd kernel calls it to save them).
+std::string dispatching_name(const Op& op) {
+  return op.has_internal_outputs() ? "detail::" + op.name + "_with_internal" : op.name;
+}
+
 void emit_front_end(const Op& op, Out& out) {
-  const std::string ret = return_type(op);
+  const std::string ret = public_return_type(op);
   // Declarations.
   out.functions_h << "/// " << op.doc << "\n"
                   << ret << " " << op.name << "(" << params(op, true) << ");\n";
+  if (op.has_internal_outputs())
+    out.functions_h << "namespace detail {\n/// " << op.name
+                    << " with its internal outputs too (what its backward uses).\n"
+                    << return_type(op) << " " << op.name << "_with_internal(" << params(op, true)
+                    << ");\n}  // namespace detail\n";
   if (op.has_variant("inplace"))
     out.functions_h << "/// In-place " << op.name << ": writes the result into self.\n"
                     << qualify_types("Tensor") << " " << op.name << "_(" << params(op, true)
@@ -351,7 +212,7 @@ void emit_front_end(const Op& op, Out& out) {
   // Definition: checks, key set, dispatch.
   auto& c = out.ops_cpp;
   c << "OpTable<" << fn_ptr_type(op) << "> " << op.name << "_table{\"" << op.name << "\", {}};\n\n";
-  c << ret << " " << op.name << "(" << params(op, false) << ") {\n";
+  c << return_type(op) << " " << dispatching_name(op) << "(" << params(op, false) << ") {\n";
   c << "  constexpr const char* op = \"" << op.name << "\";\n";
   c << "  DispatchKeySet keys;\n  const Tensor* first = nullptr;\n";
   for (const auto& a : op.args) {
@@ -380,6 +241,13 @@ void emit_front_end(const Op& op, Out& out) {
   if (!op.check.empty()) c << "  " << op.check << "(" << arg_names(op) << ");\n";
   if (!op.differentiable) c << "  keys = keys.remove(DispatchKey::Autograd);\n";
   c << "  return " << op.name << "_table.lookup(select_key(keys))(" << arg_names(op) << ");\n}\n\n";
+  if (op.has_internal_outputs()) {  // the public function: the public outputs only
+    c << ret << " " << op.name << "(" << params(op, false)
+      << ") {\n  auto all = " << dispatching_name(op) << "(" << arg_names(op) << ");\n  return {";
+    for (size_t i = 0; i < op.num_public_outputs(); ++i)
+      c << (i ? ", " : "") << "std::move(std::get<" << i << ">(all))";
+    c << "};\n}\n\n";
+  }
 
   if (op.has_variant("inplace")) {
     std::string others;
@@ -570,7 +438,7 @@ void emit_autograd(const Op& op, Out& out, std::ostringstream& registrations) {
   c << "static " << ret << " " << op.name << "_autograd(" << params(op, false) << ") {\n";
   c << "  " << ret
     << " result;\n  {\n    AutoGradMode below_autograd(false);\n    result = " << mode.ns
-    << "::" << op.name << "(" << arg_names(op) << ");\n  }\n";
+    << "::" << dispatching_name(op) << "(" << arg_names(op) << ");\n  }\n";
   std::string inputs_list;
   if (list_input) {
     inputs_list = diff_inputs[0]->name;
@@ -624,10 +492,11 @@ std::string unbox(const Op& op, const Arg& a, size_t i) {
   return "get<Device>" + head;
 }
 
+// The public outputs of a call as a list.
 std::string as_outputs(const Op& op, const std::string& call) {
-  if (op.rets.size() == 1) return "return {" + call + "};";
+  if (op.num_public_outputs() == 1) return "return {" + call + "};";
   std::string s = "auto r = " + call + ";\n    return {";
-  for (size_t i = 0; i < op.rets.size(); ++i)
+  for (size_t i = 0; i < op.num_public_outputs(); ++i)
     s += (i ? ", " : "") + std::string("std::get<") + std::to_string(i) + ">(r)";
   return s + "};";
 }
@@ -680,8 +549,9 @@ void emit_registry(const Op& op, Out& out, std::ostringstream& entries) {
       << (a.writes ? "true" : "false") << "});\n";
   }
   for (const auto& r : op.rets)
-    e << "    o.returns.push_back({\"" << r.name << "\", " << (r.differentiable ? "true" : "false")
-      << "});\n";
+    if (!r.internal)
+      e << "    o.returns.push_back({\"" << r.name << "\", "
+        << (r.differentiable ? "true" : "false") << "});\n";
   e << "    o.variants = "
     << strings(std::vector<std::string>(op.variants.begin(), op.variants.end())) << ";\n";
   e << "    o.dtypes = " << strings(op.dtypes) << ";\n";

@@ -1,5 +1,6 @@
 #pragma once
 // opgen's model of a spec (Arg, Ret, Op) and the functions its three parts share.
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -32,6 +33,9 @@ struct Arg {
 struct Ret {
   std::string name;
   bool differentiable = true;
+  // Returned by the kernel for the backward formulas only (layer_norm's mean and rstd): the node
+  // saves it, the public function does not return it. Internal outputs come last.
+  bool internal = false;
 };
 
 struct Op {
@@ -64,6 +68,11 @@ struct Op {
       if (a.is_diff_tensor()) v.push_back(&a);
     return v;
   }
+  size_t num_public_outputs() const {
+    return static_cast<size_t>(
+        std::count_if(rets.begin(), rets.end(), [](const Ret& r) { return !r.internal; }));
+  }
+  bool has_internal_outputs() const { return num_public_outputs() < rets.size(); }
   size_t num_diff_outputs() const {
     return static_cast<size_t>(
         std::count_if(rets.begin(), rets.end(), [](const Ret& r) { return r.differentiable; }));
@@ -93,6 +102,21 @@ Op parse_op(const std::string& file, const json& j);
 // spec.cpp: the text of one spec file (an op object or an array of them) -> its ops. Every
 // problem, malformed JSON included, is a SpecError that starts with the file name.
 std::vector<Op> parse_spec_text(const std::string& file, const std::string& text);
+
+// emit_text.cpp: C++ text of spec values.
+std::string cpp_string_literal(const std::string& s);  // any bytes, escaped
+std::string cpp_param_type(const std::string& type);   // "Tensor?" -> "const Tensor&"
+std::string cpp_saved_type(const std::string& type);   // as a node member: "int[]" -> vector
+std::string dtype_constant(const std::string& name);   // "float32" -> "kFloat32" ("" if unknown)
+std::string cpp_default(const Op& op, const Arg& a);
+std::string tuple_type(size_t count);          // Tensor, or std::tuple<Tensor, ...>
+std::string return_type(const Op& op);         // every output: the kernels' type
+std::string public_return_type(const Op& op);  // without internal outputs
+// "const Tensor& self, const Scalar& alpha = 1"; skip_self drops the self arg (methods).
+std::string params(const Op& op, bool with_defaults, bool skip_self = false);
+// "self, other, alpha", self spelled self_replacement if given.
+std::string arg_names(const Op& op, const std::string& self_replacement = "");
+std::string camel(const std::string& snake);  // "layer_norm" -> "LayerNorm"
 
 // emit.cpp: the generated files, filled op by op.
 struct Out {

@@ -414,7 +414,7 @@ Op parse_op(const std::string& file, const json& j) {
     for (const auto& jr : as_array(op, "returns", *returns)) {
       Ret r;
       as_object(op, "returns", jr);
-      check_keys(op, "returns", jr, {"name", "type", "differentiable"});
+      check_keys(op, "returns", jr, {"name", "type", "differentiable", "internal"});
       const json* rn = member(jr, "name");
       r.name = rn ? check_name(op, "returns.name", as_string(op, "returns.name", *rn)) : "result";
       if (const json* v = member(jr, "differentiable"))
@@ -424,12 +424,18 @@ Op parse_op(const std::string& file, const json& j) {
         spec_fail(op, "returns." + r.name, "only Tensor returns are supported");
       if (op.find_ret(r.name) || op.find_arg(r.name))
         spec_fail(op, "returns." + r.name, "duplicate name");
+      if (const json* v = member(jr, "internal"))
+        r.internal = as_bool(op, "returns." + r.name + ".internal", *v);
+      if (r.internal && r.differentiable)
+        spec_fail(op, "returns." + r.name, "an internal output must be \"differentiable\": false");
+      if (!r.internal && !op.rets.empty() && op.rets.back().internal)
+        spec_fail(op, "returns." + r.name, "internal outputs come after the public ones");
       op.rets.push_back(r);
     }
   } else {
-    op.rets.push_back({"result", true});
+    op.rets.push_back({"result", true, false});
   }
-  if (op.rets.empty()) spec_fail(op, "returns", "an op returns at least one Tensor");
+  if (op.num_public_outputs() == 0) spec_fail(op, "returns", "an op returns at least one Tensor");
   if (const json* variants = member(j, "variants")) {
     for (const auto& v : as_array(op, "variants", *variants)) {
       const std::string& s = as_string(op, "variants", v);
