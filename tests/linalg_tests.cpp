@@ -127,10 +127,13 @@ TEST_CASE("matmul: BLAS and the blocked fallback agree") {
   for (size_t i = 0; i < ref.size(); ++i) CHECK(std::abs(ref[i] - got[i]) < 1e-12);
 }
 
-TEST_CASE("matmul: batches split across threads agree with the blocked loop") {
+TEST_CASE("matmul: batches and single products split across threads agree with the blocked loop") {
   // With BLAS, a batch runs one whole product per thread when it splits evenly or its products
   // are small, else product after product with OpenBLAS's own threads: cases of each kind at
-  // 1, 2 and 3 threads (32 small products; 3 and 4 of over 2^22 multiply-adds each).
+  // 1, 2 and 3 threads (32 small products; 3 and 4 of over 2^22 multiply-adds each). A single
+  // product at 2 threads and more runs a block of rows (or of columns, when it has more) per
+  // thread: both kinds, each operand transposed or not, extents that do not divide by the thread
+  // count, and a product too small to split.
   tg::manual_seed(11);
   const int before = tg::get_num_threads();
   for (int threads : {1, 2, 3}) {
@@ -138,38 +141,17 @@ TEST_CASE("matmul: batches split across threads agree with the blocked loop") {
     tg::set_num_threads(threads);
     for (tg::DType dt : {tg::kFloat32, tg::kFloat64}) {
       const double tol = dt == tg::kFloat32 ? 2e-3 : 1e-10;
-      tg::Tensor a = tg::randn({32, 20, 9}, dt), b = tg::randn({32, 9, 15}, dt);
-      CHECK(max_abs_diff(tg::matmul(a, b), tg::cpu::matmul_fallback(a, b)) < tol);
-      for (int64_t batch : {3, 4}) {
-        tg::Tensor x = tg::randn({batch, 130, 140}, dt), y = tg::randn({batch, 140, 240}, dt);
+      auto check = [&](const tg::Tensor& x, const tg::Tensor& y) {
         CHECK(max_abs_diff(tg::matmul(x, y), tg::cpu::matmul_fallback(x, y)) < tol);
-      }
-    }
-  }
-  tg::set_num_threads(before);
-}
-
-TEST_CASE(
-    "matmul: one product split by rows or columns across threads agrees with the blocked loop") {
-  // With BLAS and more than one thread, a single product runs a block of rows (or of columns,
-  // when it has more) per pool thread: both kinds, each operand transposed or not, extents that
-  // do not divide by the thread count, and a product too small to split, at 1, 2 and 3 threads.
-  tg::manual_seed(12);
-  const int before = tg::get_num_threads();
-  for (int threads : {1, 2, 3}) {
-    CAPTURE(threads);
-    tg::set_num_threads(threads);
-    for (tg::DType dt : {tg::kFloat32, tg::kFloat64}) {
-      const double tol = dt == tg::kFloat32 ? 2e-3 : 1e-10;
+      };
+      check(tg::randn({32, 20, 9}, dt), tg::randn({32, 9, 15}, dt));
+      for (int64_t batch : {3, 4})
+        check(tg::randn({batch, 130, 140}, dt), tg::randn({batch, 140, 240}, dt));
       for (auto [m, k, n] : {std::array<int64_t, 3>{70, 33, 25}, {30, 33, 91}, {5, 7, 6}}) {
-        CAPTURE(m);
-        CAPTURE(n);
         const tg::Tensor a = tg::randn({m, k}, dt), b = tg::randn({k, n}, dt);
         const tg::Tensor at = tg::randn({k, m}, dt).t(), bt = tg::randn({n, k}, dt).t();
-        CHECK(max_abs_diff(tg::matmul(a, b), tg::cpu::matmul_fallback(a, b)) < tol);
-        CHECK(max_abs_diff(tg::matmul(at, b), tg::cpu::matmul_fallback(at, b)) < tol);
-        CHECK(max_abs_diff(tg::matmul(a, bt), tg::cpu::matmul_fallback(a, bt)) < tol);
-        CHECK(max_abs_diff(tg::matmul(at, bt), tg::cpu::matmul_fallback(at, bt)) < tol);
+        for (const tg::Tensor* x : {&a, &at})
+          for (const tg::Tensor* y : {&b, &bt}) check(*x, *y);
       }
     }
   }

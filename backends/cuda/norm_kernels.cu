@@ -12,6 +12,19 @@
 namespace tg::cuda::detail {
 namespace {
 
+// The mean of row[0, n), then the biased variance around it (two passes, exact), in double.
+template <typename T> __host__ __device__ void row_stats(const T* row, int64_t n, double eps,
+                                                         double& mean, double& rstd) {
+  double s = 0, q = 0;
+  for (int64_t j = 0; j < n; ++j) s += static_cast<double>(row[j]);
+  mean = s / static_cast<double>(n);
+  for (int64_t j = 0; j < n; ++j) {
+    const double d = static_cast<double>(row[j]) - mean;
+    q += d * d;
+  }
+  rstd = 1 / std::sqrt(q / static_cast<double>(n) + eps);
+}
+
 template <typename T> struct RowStatsBody {
   const T* x;
   int64_t n;
@@ -19,16 +32,7 @@ template <typename T> struct RowStatsBody {
   double* mean;
   double* rstd;
   __host__ __device__ void operator()(int64_t r) const {
-    const T* row = x + r * n;
-    double s = 0, q = 0;
-    for (int64_t j = 0; j < n; ++j) s += static_cast<double>(row[j]);
-    const double m = s / static_cast<double>(n);
-    for (int64_t j = 0; j < n; ++j) {
-      const double d = static_cast<double>(row[j]) - m;
-      q += d * d;
-    }
-    mean[r] = m;
-    rstd[r] = 1 / std::sqrt(q / static_cast<double>(n) + eps);
+    row_stats(x + r * n, n, eps, mean[r], rstd[r]);
   }
 };
 
@@ -196,15 +200,10 @@ template <typename T> struct LayerNormBackwardRowBody {
     const T* xr = x + r * n;
     const T* dr = dy + r * n;
     if (!stats_given) {
-      double s = 0, q = 0;
-      for (int64_t j = 0; j < n; ++j) s += static_cast<double>(xr[j]);
-      const double mean = s / static_cast<double>(n);
-      for (int64_t j = 0; j < n; ++j) {
-        const double d = static_cast<double>(xr[j]) - mean;
-        q += d * d;
-      }
+      double mean = 0, rstd = 0;
+      row_stats(xr, n, eps, mean, rstd);
       means[r] = static_cast<T>(mean);
-      rstds[r] = static_cast<T>(1 / std::sqrt(q / static_cast<double>(n) + eps));
+      rstds[r] = static_cast<T>(rstd);
     }
     const T m = means[r], rstd = rstds[r];
     double a = 0, b = 0;
