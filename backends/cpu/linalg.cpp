@@ -176,8 +176,8 @@ template <typename T> void gemm_blas(const Operand& a, const Operand& b, T* c) {
     parallel_for(0, batch, std::max<int64_t>(1, kElementwiseGrain / work), products);
   } else if (threads > 1 && batch == 1 && std::max(M, N) >= 8 * threads) {
     // One product: a block of C's rows (or of its columns, when it has more) per pool thread,
-    // OpenBLAS single-threaded in each. OpenBLAS's own threads, started beside the pool's,
-    // took 1.3x the pool's time for [64,784]x[784,256] at 2 threads.
+    // OpenBLAS single-threaded in each. OpenBLAS's own two threads took 1.3x this time for
+    // [64,784]x[784,256] and 512^3 (docs/PERFORMANCE.md).
     SerialBlas serial(true);
     const T* A = a.t.data<T>() + a.offsets[0];
     const T* B = b.t.data<T>() + b.offsets[0];

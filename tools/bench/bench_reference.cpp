@@ -2,8 +2,10 @@
 // over three 64 MiB arrays on transparent huge pages (as tapegrad's blocks of 4 MiB and more are:
 // on 4 KiB pages the triad ran 1.5x slower here, a floor our tensors would beat), split into
 // equal contiguous chunks over num_threads() std::threads;
-// and the floor of scatter_reduce's issue-3 case (1 thread): its scatter-add and the gather that
-// is src's gradient as bare loops (no checks, no allocation, no framework).
+// the floor of scatter_reduce's issue-3 case (1 thread): its scatter-add and the gather that
+// is src's gradient as bare loops (no checks, no allocation, no framework);
+// and, with OpenBLAS, the floor of the matmul cases: cblas_sgemm alone on buffers allocated once
+// (OpenBLAS's own threads, num_threads() of them), which both libraries call.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +19,9 @@
 
 #ifdef __linux__
 #include <sys/mman.h>
+#endif
+#ifdef TG_BENCH_WITH_BLAS
+#include <cblas.h>
 #endif
 
 namespace tg_bench {
@@ -113,12 +118,32 @@ void floor_gather(benchmark::State& state) {
   }
 }
 
+#ifdef TG_BENCH_WITH_BLAS
+// C[m, n] = A[m, k] B[k, n], float32, row-major: the call under matmul's cases.
+template <int M, int K, int N> void floor_sgemm(benchmark::State& state) {
+  std::vector<float> a(size_t{M} * K, 0.5f), b(size_t{K} * N, 0.25f), c(size_t{M} * N);
+  openblas_set_num_threads(num_threads());
+  for (auto _ : state) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a.data(), K, b.data(), N,
+                0.0f, c.data(), N);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+}
+#endif
+
 }  // namespace
 
 std::vector<Case> reference_cases() {
-  return {{"stream_triad_1<<24", stream_triad, kMs},
-          {"floor_scatter_reduce_sum_fwd", floor_scatter_add, kMs},
-          {"floor_scatter_reduce_src_grad", floor_gather, kMs}};
+  return {
+      {"stream_triad_1<<24", stream_triad, kMs},
+      {"floor_scatter_reduce_sum_fwd", floor_scatter_add, kMs},
+      {"floor_scatter_reduce_src_grad", floor_gather, kMs},
+#ifdef TG_BENCH_WITH_BLAS
+      {"floor_sgemm_512x512x512", floor_sgemm<512, 512, 512>, kMs},
+      {"floor_sgemm_64x784x256", floor_sgemm<64, 784, 256>, kMs},
+#endif
+  };
 }
 
 }  // namespace tg_bench
