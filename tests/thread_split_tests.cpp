@@ -83,7 +83,7 @@ TEST_CASE("layer_norm_backward: the same bits at 1, 2 and 3 threads, and the flo
     check_layer_norm_backward(dy, x, w, Tensor(), Tensor());
     // From those layer_norm saved: its internal outputs are each row's mean and rstd.
     set_num_threads(1);
-    const auto [y, mean_saved, rstd_saved] = detail::layer_norm_with_internal(x, {cols}, w);
+    const auto [y, mean_saved, rstd_saved] = layer_norm_with_internal(x, {cols}, w);
     CHECK(mean_saved.shape() == Shape({rows, 1}));
     CHECK(rstd_saved.dtype() == kFloat32);
     const Tensor x64 = x.to(kFloat64);

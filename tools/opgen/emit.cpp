@@ -181,9 +181,11 @@ std::string dtype_list_text(const std::vector<std::string>& dtypes) {
 }
 
 // The function that checks and dispatches: the op itself, or, for an op with internal outputs,
-// detail::<op>_with_internal (every output; the autograd kernel calls it to save them).
+// <op>_with_internal (every output; the autograd kernel calls it to save them). Beside the op,
+// not in a detail namespace: a user library's namespace::detail would hide tg::detail, which
+// the generated code calls.
 std::string dispatching_name(const Op& op) {
-  return op.has_internal_outputs() ? "detail::" + op.name + "_with_internal" : op.name;
+  return op.has_internal_outputs() ? op.name + "_with_internal" : op.name;
 }
 
 void emit_front_end(const Op& op, Out& out) {
@@ -192,10 +194,10 @@ void emit_front_end(const Op& op, Out& out) {
   out.functions_h << "/// " << op.doc << "\n"
                   << ret << " " << op.name << "(" << params(op, true) << ");\n";
   if (op.has_internal_outputs())
-    out.functions_h << "namespace detail {\n/// " << op.name
+    out.functions_h << "/// " << op.name
                     << " with its internal outputs too (what its backward uses).\n"
-                    << return_type(op) << " " << op.name << "_with_internal(" << params(op, true)
-                    << ");\n}  // namespace detail\n";
+                    << return_type(op) << " " << dispatching_name(op) << "(" << params(op, true)
+                    << ");\n";
   if (op.has_variant("inplace"))
     out.functions_h << "/// In-place " << op.name << ": writes the result into self.\n"
                     << qualify_types("Tensor") << " " << op.name << "_(" << params(op, true)
