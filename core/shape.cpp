@@ -1,6 +1,8 @@
 #include <tapegrad/core/shape.h>
 
+#include <algorithm>
 #include <sstream>
+#include <vector>
 
 #include <tapegrad/core/error.h>
 
@@ -34,6 +36,12 @@ Shape contiguous_strides(const Shape& shape) {
       fail<ValueError>("contiguous_strides", "the stride of shape ", shape, " overflows int64");
   }
   return strides;
+}
+
+Shape with_trailing_ones(const Shape& shape, size_t count) {
+  std::vector<int64_t> dims = shape.vec();
+  std::fill(dims.end() - static_cast<std::ptrdiff_t>(count), dims.end(), 1);
+  return Shape(dims);
 }
 
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {

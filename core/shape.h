@@ -151,6 +151,9 @@ std::ostream& operator<<(std::ostream& os, IntArrayRef s);
 Shape contiguous_strides(const Shape& shape);
 // NumPy broadcasting of two shapes; throws ValueError naming `op` when they do not broadcast.
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
+// shape with its last `count` dims set to 1: what a keepdim reduction over them leaves
+// (layer_norm's saved statistics). count <= shape.size().
+Shape with_trailing_ones(const Shape& shape, size_t count);
 // Wraps a possibly negative dim into [0, ndim); IndexError naming `op` when out of range.
 int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim);
 

@@ -150,6 +150,17 @@ __attribute__((always_inline)) inline void forward_rows(const T* in, const T* wp
   }
 }
 
+// One row of grad_input = rstd (g - mean(g) - x^ mean(g x^)), g = dy * w, x^ = (x - m) rstd.
+template <typename T>
+__attribute__((always_inline)) inline void grad_input_row(const T* xr, const T* dr, const T* wp,
+                                                          T* gr, int64_t n, T m, T rstd, T mean_g,
+                                                          T mean_gx) {
+  for (int64_t j = 0; j < n; ++j) {
+    const T g = wp ? dr[j] * wp[j] : dr[j];
+    gr[j] = rstd * (g - mean_g - (xr[j] - m) * rstd * mean_gx);
+  }
+}
+
 // The backward's first pass over rows [begin, end); see layer_norm_backward. One walk of the
 // row, where the forward's statistics and then the gradient's sums took three: in double, with
 // g = dy * w and the shift K = x[0], s1 = sum(x - K), s2 = sum((x - K)^2), a = sum(g) and
@@ -201,10 +212,7 @@ __attribute__((always_inline)) inline void backward_rows(const T* xp, const T* d
     rstds[r] = rstd;
     const T mean_g = static_cast<T>(ta * inv_n);
     const T mean_gx = static_cast<T>(rstd_d * (tc - centre * ta) * inv_n);
-    for (j = 0; j < n; ++j) {
-      const T g = wp ? dr[j] * wp[j] : dr[j];
-      gr[j] = rstd * (g - mean_g - (xr[j] - m) * rstd * mean_gx);
-    }
+    grad_input_row(xr, dr, wp, gr, n, m, rstd, mean_g, mean_gx);
   }
 }
 
@@ -243,10 +251,7 @@ __attribute__((always_inline)) inline void backward_rows_saved(const T* xp, cons
     const double inv_n = 1 / static_cast<double>(n);
     const T mean_g = static_cast<T>(ta * inv_n);
     const T mean_gx = static_cast<T>(static_cast<double>(rstd) * tc * inv_n);
-    for (j = 0; j < n; ++j) {
-      const T g = wp ? dr[j] * wp[j] : dr[j];
-      gr[j] = rstd * (g - mean_g - (xr[j] - m) * rstd * mean_gx);
-    }
+    grad_input_row(xr, dr, wp, gr, n, m, rstd, mean_g, mean_gx);
   }
 }
 

@@ -3,9 +3,7 @@
 // layer_norm's output and saved statistics; the backward's grad_input like self, grad_weight and
 // grad_bias zeros of the parameter shape, so an empty input returns zero parameter gradients
 // without running a kernel.
-#include <algorithm>
 #include <tuple>
-#include <vector>
 
 #include <tapegrad/generated/tensor.h>
 #include <tapegrad/ops/factories.h>
@@ -31,11 +29,9 @@ struct LayerNormOutputs {
 };
 
 inline LayerNormOutputs layer_norm_outputs(const Tensor& self, size_t normalized_dims) {
-  std::vector<int64_t> stats = self.shape().vec();
-  std::fill(stats.end() - static_cast<std::ptrdiff_t>(normalized_dims), stats.end(), 1);
+  const Shape stats = with_trailing_ones(self.shape(), normalized_dims);
   return {empty(self.shape(), self.dtype(), self.device()),
-          empty(Shape(stats), self.dtype(), self.device()),
-          empty(Shape(stats), self.dtype(), self.device())};
+          empty(stats, self.dtype(), self.device()), empty(stats, self.dtype(), self.device())};
 }
 
 }  // namespace tg::shared

@@ -1,9 +1,7 @@
 // Checks of the nn layer and loss ops dropout, embedding, layer_norm, mse_loss,
 // binary_cross_entropy_with_logits (kernels: backends/cpu/nn_layers.cpp, nn_loss.cpp).
 // embedding's index values are checked by its kernel (they are data).
-#include <algorithm>
 #include <utility>
-#include <vector>
 
 #include <tapegrad/ops/checks/common.h>
 
@@ -64,12 +62,10 @@ void layer_norm_backward(const Tensor& grad_output, const Tensor& self,
   TG_CHECK(mean.defined() == rstd.defined(), ValueError, op,
            "mean and rstd must both be given or both be omitted");
   if (!mean.defined()) return;
-  // The saved statistics' shape: self's, with the normalized dims 1.
-  std::vector<int64_t> stats = self.shape().vec();
-  std::fill(stats.end() - static_cast<std::ptrdiff_t>(normalized_shape.size()), stats.end(), 1);
+  const Shape stats = with_trailing_ones(self.shape(), normalized_shape.size());
   for (const auto& [name, t] :
        {std::pair<const char*, const Tensor*>{"mean", &mean}, {"rstd", &rstd}}) {
-    TG_CHECK(t->shape() == Shape(stats), ValueError, op, name, " must have shape ", Shape(stats),
+    TG_CHECK(t->shape() == stats, ValueError, op, name, " must have shape ", stats,
              " (self's with the normalized dims 1), got ", t->shape());
     dtype_of_self(op, name, *t, self);
   }
