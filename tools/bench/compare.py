@@ -8,6 +8,7 @@
   $B --threads=2 $R --benchmark_out=run2.json
   python3 tools/bench/compare.py run1.json run2.json             # every case
   python3 tools/bench/compare.py --issue 14 run1.json run2.json  # issue 14's table only
+  python3 tools/bench/compare.py --issue 14 --median a1.json a2.json b1.json b2.json c1.json c2.json
 
 Per case and per run (one column group per JSON file, one file per thread count): the medians of
 tapegrad and libtorch, the ratio tapegrad / libtorch (below 1: tapegrad is faster), and, for
@@ -17,6 +18,10 @@ and whether each run meets it. A 1-thread run is read in CPU time (the benchmark
 robust on a shared machine; --wall reads wall-clock time instead); a multi-thread run in
 wall-clock time, the only clock that counts every thread (its cases run with UseRealTime, so
 their bytes_per_second is wall-clock too).
+
+--median takes several runs per thread count (whole-table runs, one after another) and prints one
+column group per thread count: the median of the per-run ratios, their range, how many runs met
+the target, and the verdict on the medians.
 """
 import argparse
 import json
@@ -100,6 +105,102 @@ def fmt_time(b):
     return f"{v:,.0f} {unit}" if unit == "ns" else f"{v:.3g} {unit}"
 
 
+def verdict(ratio, pct, ratio_goal, triad_goal):
+    """'yes', 'no', or '-' when a value the targets need is missing."""
+    ok = []
+    if ratio_goal is not None:
+        ok.append(None if ratio is None else ratio <= ratio_goal)
+    if triad_goal is not None:
+        ok.append(None if pct is None else pct >= triad_goal)
+    if not ok:
+        return None
+    return "-" if None in ok else ("yes" if all(ok) else "no")
+
+
+def measure(runs, case):
+    """(ratio tapegrad / libtorch, tapegrad's % of the triad) of one run; None where missing."""
+    tg, lt = runs.get(("tapegrad", case)), runs.get(("libtorch", case))
+    triad = runs.get(("reference", TRIAD))
+    ratio = tg["_time"] / lt["_time"] if tg and lt else None
+    pct = (100.0 * tg["bytes_per_second"] / triad["bytes_per_second"]
+           if tg and triad and "bytes_per_second" in tg else None)
+    return ratio, pct
+
+
+def goals_text(ratio_goal, triad_goal):
+    goals = []
+    if ratio_goal is not None:
+        goals.append(f"<= {ratio_goal}x")
+    if triad_goal is not None:
+        goals.append(f">= {triad_goal:.0f}% triad")
+    return ", ".join(goals) or "-"
+
+
+def print_runs(loaded, cases, targets_of):
+    """One column group per run: both medians, the ratio and % of the triad."""
+    header = ["case"]
+    for threads, _, _, _ in loaded:
+        t = f"{threads} thread{'s' if threads > 1 else ''}"
+        header += [f"{t}: tapegrad", "libtorch", "ratio", "% triad"]
+    header += ["target", "met"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for case in cases:
+        ratio_goal, triad_goal = targets_of(case)
+        cells, verdicts = [case], []
+        for _, _, runs, _ in loaded:
+            ratio, pct = measure(runs, case)
+            cells += [fmt_time(runs.get(("tapegrad", case))),
+                      fmt_time(runs.get(("libtorch", case))),
+                      "-" if ratio is None else f"**{ratio:.2f}**",
+                      "-" if pct is None else f"{pct:.0f}%"]
+            v = verdict(ratio, pct, ratio_goal, triad_goal)
+            if v:
+                verdicts.append(v)
+        cells += [goals_text(ratio_goal, triad_goal), " / ".join(verdicts) or "-"]
+        print("| " + " | ".join(cells) + " |")
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return None if n == 0 else (v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2)
+
+
+def print_medians(loaded, cases, targets_of):
+    """One column group per thread count: the median over the runs at that count of the
+    per-run ratio, the smallest and largest, how many runs met the ratio target, and the median
+    % of the triad. The verdict reads the medians: on a shared host one run in several lands on
+    a bad cache mode (docs/PERFORMANCE.md), and the median is the value a user would see."""
+    by_threads = {}
+    for threads, _, runs, _ in loaded:
+        by_threads.setdefault(threads, []).append(runs)
+    header = ["case"]
+    for threads, group in sorted(by_threads.items()):
+        t = f"{threads} thread{'s' if threads > 1 else ''}"
+        header += [f"{t}: median ratio ({len(group)} runs)", "range", "runs met", "% triad"]
+    header += ["target", "met (medians)"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for case in cases:
+        ratio_goal, triad_goal = targets_of(case)
+        cells, verdicts = [case], []
+        for _, group in sorted(by_threads.items()):
+            measured = [measure(runs, case) for runs in group]
+            ratios = [r for r, _ in measured if r is not None]
+            pcts = [p for _, p in measured if p is not None]
+            ratio, pct = median(ratios), median(pcts)
+            met = sum(verdict(r, p, ratio_goal, triad_goal) == "yes" for r, p in measured)
+            cells += ["-" if ratio is None else f"**{ratio:.2f}**",
+                      f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-",
+                      f"{met} of {len(group)}", "-" if pct is None else f"{pct:.0f}%"]
+            v = verdict(ratio, pct, ratio_goal, triad_goal)
+            if v:
+                verdicts.append(v)
+        cells += [goals_text(ratio_goal, triad_goal), " / ".join(verdicts) or "-"]
+        print("| " + " | ".join(cells) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="+", help="JSON files (--benchmark_out_format=json), "
@@ -108,6 +209,8 @@ def main():
                         "with its targets")
     parser.add_argument("--filter", default="", help="only cases matching this regex")
     parser.add_argument("--wall", action="store_true", help="wall-clock time at 1 thread too")
+    parser.add_argument("--median", action="store_true", help="several runs per thread count: "
+                        "one column group per thread count with the median ratio over its runs")
     args = parser.parse_args()
 
     loaded = [load(p, args.wall) for p in args.runs]
@@ -119,40 +222,13 @@ def main():
         cases = [c for c in cases if c in wanted] + [c for c in wanted if c not in cases]
     cases = [c for c in cases if re.search(args.filter, c)]
 
-    header = ["case"]
-    for threads, clock, runs, _ in loaded:
-        t = f"{threads} thread{'s' if threads > 1 else ''}"
-        header += [f"{t}: tapegrad", "libtorch", "ratio", "% triad"]
-    header += ["target", "met"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
+    def targets_of(case):
+        return TARGETS[args.issue].get(case, (None, None)) if args.issue else strictest(case)
 
-    for case in cases:
-        ratio_goal, triad_goal = (TARGETS[args.issue].get(case, (None, None)) if args.issue
-                                  else strictest(case))
-        cells, verdicts = [case], []
-        for _, _, runs, _ in loaded:
-            tg, lt = runs.get(("tapegrad", case)), runs.get(("libtorch", case))
-            triad = runs.get(("reference", TRIAD))
-            ratio = tg["_time"] / lt["_time"] if tg and lt else None
-            pct = (100.0 * tg["bytes_per_second"] / triad["bytes_per_second"]
-                   if tg and triad and "bytes_per_second" in tg else None)
-            cells += [fmt_time(tg), fmt_time(lt), "-" if ratio is None else f"**{ratio:.2f}**",
-                      "-" if pct is None else f"{pct:.0f}%"]
-            ok = []
-            if ratio_goal is not None:
-                ok.append(None if ratio is None else ratio <= ratio_goal)
-            if triad_goal is not None:
-                ok.append(None if pct is None else pct >= triad_goal)
-            if ok:
-                verdicts.append("-" if None in ok else ("yes" if all(ok) else "no"))
-        goals = []
-        if ratio_goal is not None:
-            goals.append(f"<= {ratio_goal}x")
-        if triad_goal is not None:
-            goals.append(f">= {triad_goal:.0f}% triad")
-        cells += [", ".join(goals) or "-", " / ".join(verdicts) or "-"]
-        print("| " + " | ".join(cells) + " |")
+    if args.median:
+        print_medians(loaded, cases, targets_of)
+    else:
+        print_runs(loaded, cases, targets_of)
 
     print()
     for path, (threads, clock, runs, _) in zip(args.runs, loaded):
