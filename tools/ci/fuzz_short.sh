@@ -10,7 +10,7 @@
 # scales the counts), with address-space randomisation off and no corpus reload, the two things
 # that made the mutations differ between runs: every run, here or in CI, tries the same inputs
 # in the same order, so a CI failure replays locally and a pass does not depend on luck or on
-# the machine's speed.
+# the machine's speed. TG_FUZZ_JOBS: how many targets fuzz at once (default: the core count).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-25}
@@ -38,28 +38,52 @@ seed=${TG_FUZZ_SEED:-0}
 scale=${TG_FUZZ_RUNS:-1}
 no_aslr=()
 if [ "$seed" != 0 ] && setarch -R true 2>/dev/null; then no_aslr=(setarch -R); fi
-for t in "${targets[@]}"; do
+# One target: its summary lines, or its log's tail on failure, go to $build/fuzz-artifacts/$t.out.
+fuzz_one() {
+  local t=$1 scratch status=0
+  local -a dict=() budget=()
   scratch=$(mktemp -d)
-  dict=()
   [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
+  local out="$build/fuzz-artifacts/$t.out" log="$build/fuzz-artifacts/$t.log"
   if [ "$seed" = 0 ]; then
     budget=(-max_total_time="$seconds")
-    echo "fuzz_short: $t for ${seconds}s"
+    echo "fuzz_short: $t for ${seconds}s" >"$out"
   else
     budget=(-runs="$(( ${runs[$t]} * scale ))" -reload=0)
-    echo "fuzz_short: $t, $(( ${runs[$t]} * scale )) inputs from seed $seed"
+    echo "fuzz_short: $t, $(( ${runs[$t]} * scale )) inputs from seed $seed" >"$out"
   fi
-  log="$build/fuzz-artifacts/$t.log"
-  status=0
   "${no_aslr[@]}" "$build/tests/fuzz/fuzz_$t" "$scratch" "tests/fuzz/corpus/$t" "${dict[@]}" \
     -seed="$seed" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -max_len="${max_len[$t]}" \
     -artifact_prefix="$build/fuzz-artifacts/$t-" -print_final_stats=1 >"$log" 2>&1 || status=$?
-  grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|SUMMARY)" "$log" || true
+  grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|SUMMARY)" "$log" >>"$out" || true
   rm -rf "$scratch"
   if [ "$status" -ne 0 ]; then
-    tail -n 40 "$log" >&2
-    echo "fuzz_short: $t FAILED (exit $status); log and input in $build/fuzz-artifacts/" >&2
-    exit 1
+    tail -n 40 "$log" >>"$out"
+    echo "fuzz_short: $t FAILED (exit $status); log and input in $build/fuzz-artifacts/" >>"$out"
   fi
+  return "$status"
+}
+
+# Each fuzzer runs on one core: TG_FUZZ_JOBS of them at a time (default: the core count). With
+# a fixed seed each still tries the same inputs in the same order, whatever runs beside it.
+jobs=${TG_FUZZ_JOBS:-$(nproc)}
+failed=0
+for ((i = 0; i < ${#targets[@]}; i += jobs)); do
+  batch=("${targets[@]:i:jobs}")
+  pids=()
+  for t in "${batch[@]}"; do
+    fuzz_one "$t" &
+    pids+=($!)
+  done
+  for k in "${!batch[@]}"; do
+    status=0
+    wait "${pids[$k]}" || status=$?
+    cat "$build/fuzz-artifacts/${batch[$k]}.out"
+    if [ "$status" -ne 0 ]; then failed=1; fi
+  done
 done
+if [ "$failed" -ne 0 ]; then
+  echo "fuzz_short: FAILED" >&2
+  exit 1
+fi
 echo "fuzz_short: all targets passed"
