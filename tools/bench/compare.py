@@ -136,29 +136,45 @@ def goals_text(ratio_goal, triad_goal):
     return ", ".join(goals) or "-"
 
 
-def print_runs(loaded, cases, targets_of):
-    """One column group per run: both medians, the ratio and % of the triad."""
+def threads_label(threads):
+    return f"{threads} thread{'s' if threads > 1 else ''}"
+
+
+def print_table(groups, cases, targets_of, first_columns, last_column, group_cells):
+    """A markdown table: per case, group_cells(group, case, goals) -> (cells, verdict) for each
+    column group, then the targets and the verdicts. first_columns(group) names a group's
+    columns."""
     header = ["case"]
-    for threads, _, _, _ in loaded:
-        t = f"{threads} thread{'s' if threads > 1 else ''}"
-        header += [f"{t}: tapegrad", "libtorch", "ratio", "% triad"]
-    header += ["target", "met"]
+    for group in groups:
+        header += first_columns(group)
+    header += ["target", last_column]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for case in cases:
-        ratio_goal, triad_goal = targets_of(case)
+        goals = targets_of(case)
         cells, verdicts = [case], []
-        for _, _, runs, _ in loaded:
-            ratio, pct = measure(runs, case)
-            cells += [fmt_time(runs.get(("tapegrad", case))),
-                      fmt_time(runs.get(("libtorch", case))),
-                      "-" if ratio is None else f"**{ratio:.2f}**",
-                      "-" if pct is None else f"{pct:.0f}%"]
-            v = verdict(ratio, pct, ratio_goal, triad_goal)
+        for group in groups:
+            group_cell_list, v = group_cells(group, case, goals)
+            cells += group_cell_list
             if v:
                 verdicts.append(v)
-        cells += [goals_text(ratio_goal, triad_goal), " / ".join(verdicts) or "-"]
+        cells += [goals_text(*goals), " / ".join(verdicts) or "-"]
         print("| " + " | ".join(cells) + " |")
+
+
+def print_runs(loaded, cases, targets_of):
+    """One column group per run: both medians, the ratio and % of the triad."""
+    def columns(run):
+        return [f"{threads_label(run[0])}: tapegrad", "libtorch", "ratio", "% triad"]
+
+    def cells(run, case, goals):
+        runs = run[2]
+        ratio, pct = measure(runs, case)
+        return ([fmt_time(runs.get(("tapegrad", case))), fmt_time(runs.get(("libtorch", case))),
+                 "-" if ratio is None else f"**{ratio:.2f}**",
+                 "-" if pct is None else f"{pct:.0f}%"], verdict(ratio, pct, *goals))
+
+    print_table(loaded, cases, targets_of, columns, "met", cells)
 
 
 def median(values):
@@ -175,30 +191,24 @@ def print_medians(loaded, cases, targets_of):
     by_threads = {}
     for threads, _, runs, _ in loaded:
         by_threads.setdefault(threads, []).append(runs)
-    header = ["case"]
-    for threads, group in sorted(by_threads.items()):
-        t = f"{threads} thread{'s' if threads > 1 else ''}"
-        header += [f"{t}: median ratio ({len(group)} runs)", "range", "runs met", "% triad"]
-    header += ["target", "met (medians)"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for case in cases:
-        ratio_goal, triad_goal = targets_of(case)
-        cells, verdicts = [case], []
-        for _, group in sorted(by_threads.items()):
-            measured = [measure(runs, case) for runs in group]
-            ratios = [r for r, _ in measured if r is not None]
-            pcts = [p for _, p in measured if p is not None]
-            ratio, pct = median(ratios), median(pcts)
-            met = sum(verdict(r, p, ratio_goal, triad_goal) == "yes" for r, p in measured)
-            cells += ["-" if ratio is None else f"**{ratio:.2f}**",
-                      f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-",
-                      f"{met} of {len(group)}", "-" if pct is None else f"{pct:.0f}%"]
-            v = verdict(ratio, pct, ratio_goal, triad_goal)
-            if v:
-                verdicts.append(v)
-        cells += [goals_text(ratio_goal, triad_goal), " / ".join(verdicts) or "-"]
-        print("| " + " | ".join(cells) + " |")
+
+    def columns(item):
+        threads, group = item
+        return [f"{threads_label(threads)}: median ratio ({len(group)} runs)", "range",
+                "runs met", "% triad"]
+
+    def cells(item, case, goals):
+        group = item[1]
+        measured = [measure(runs, case) for runs in group]
+        ratios = [r for r, _ in measured if r is not None]
+        ratio, pct = median(ratios), median([p for _, p in measured if p is not None])
+        met = sum(verdict(r, p, *goals) == "yes" for r, p in measured)
+        return (["-" if ratio is None else f"**{ratio:.2f}**",
+                 f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-",
+                 f"{met} of {len(group)}", "-" if pct is None else f"{pct:.0f}%"],
+                verdict(ratio, pct, *goals))
+
+    print_table(sorted(by_threads.items()), cases, targets_of, columns, "met (medians)", cells)
 
 
 def main():
