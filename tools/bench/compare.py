@@ -26,6 +26,7 @@ the target, and the verdict on the medians.
 import argparse
 import json
 import re
+import statistics
 import sys
 
 TRIAD = "stream_triad_1<<24"
@@ -178,15 +179,13 @@ def print_runs(loaded, cases, targets_of):
 
 
 def median(values):
-    v = sorted(values)
-    n = len(v)
-    return None if n == 0 else (v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2)
+    return statistics.median(values) if values else None
 
 
 def print_medians(loaded, cases, targets_of):
     """One column group per thread count: the median over the runs at that count of the
-    per-run ratio, the smallest and largest, how many runs met the ratio target, and the median
-    % of the triad. The verdict reads the medians: on a shared host one run in several lands on
+    per-run ratio, the smallest and largest, how many runs met every target of the case, and
+    the median % of the triad. The verdict reads the medians: on a shared host one run in several lands on
     a bad cache mode (docs/PERFORMANCE.md), and the median is the value a user would see."""
     by_threads = {}
     for threads, _, runs, _ in loaded:
