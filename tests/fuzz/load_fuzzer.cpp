@@ -1,6 +1,8 @@
 // Fuzzes safetensors reading: tg::load_from_bytes on the input, and tg::load on the same bytes
 // written to a file. Either both accept or both reject with a typed tg::Error (the same message
 // after the source name); an accepted file saves back to bytes that load to the same tensors.
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <unistd.h>
 
@@ -29,6 +31,15 @@ bool same_dict(const tg::StateDict& a, const tg::StateDict& b) {
   return true;
 }
 
+// The file tg::load reads: one per process (in TMPDIR, else /tmp), removed when the process
+// exits, so that corpus replays and fuzz runs leave nothing behind.
+struct ScratchFile {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("tg_fuzz_load_" + std::to_string(getpid()) + ".st"))
+                         .string();
+  ~ScratchFile() { std::remove(path.c_str()); }
+};
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -37,7 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes_error, file_error;
   const bool ok =
       tg_fuzz::runs_or_typed_error([&] { from_bytes = tg::load_from_bytes(bytes); }, &bytes_error);
-  static const std::string path = "/tmp/tg_fuzz_load_" + std::to_string(getpid()) + ".st";
+  static const ScratchFile scratch;
+  const std::string& path = scratch.path;
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   const bool file_ok =
       tg_fuzz::runs_or_typed_error([&] { from_file = tg::load(path); }, &file_error);
