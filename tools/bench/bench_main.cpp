@@ -3,10 +3,16 @@
 // from one run; then the hand-written references (`reference/<case>`).
 //   --threads=N (or TG_BENCH_THREADS=N): run every case with N threads in both libraries
 //     (default 1); names then end in /threads:N and times are wall-clock.
+//   --libtorch_first: register `libtorch/<case>` just before `tapegrad/<case>` instead of just
+//     after. Without random interleaving the two run back to back: passes that alternate the
+//     order time each pair within a second of each other, each library first half the time.
 //   --count_allocs: also report `allocs/iter`, calls to operator new per iteration (tensor
 //     headers, autograd nodes, vectors; not the data buffers, which both libraries get from
 //     their own allocators). Counting costs a little time: take timings from a run without it.
+// Every repetition also reports `start_s`, the seconds from the program's start to its own
+// start: when the host changed speed during a run shows in the repetitions' times against it.
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -21,11 +27,13 @@
 namespace tg_bench {
 namespace {
 int g_threads = 1;
+bool g_libtorch_first = false;
 std::atomic<bool> g_count_allocs{false};
 std::atomic<int64_t> g_allocs{0};
+const std::chrono::steady_clock::time_point g_program_start = std::chrono::steady_clock::now();
 
-// Removes our own flags (--threads=N, --count_allocs) from argv before Google Benchmark parses
-// the rest; returns the thread count.
+// Removes our own flags (--threads=N, --count_allocs, --libtorch_first) from argv before Google
+// Benchmark parses the rest; returns the thread count.
 int parse_own_flags(int& argc, char** argv) {
   int threads = 1;
   if (const char* env = std::getenv("TG_BENCH_THREADS")) threads = std::atoi(env);
@@ -35,6 +43,8 @@ int parse_own_flags(int& argc, char** argv) {
       threads = std::atoi(argv[i] + 10);
     else if (std::strcmp(argv[i], "--count_allocs") == 0)
       g_count_allocs = true;
+    else if (std::strcmp(argv[i], "--libtorch_first") == 0)
+      g_libtorch_first = true;
     else
       argv[out++] = argv[i];
   }
@@ -46,6 +56,8 @@ void register_case(const std::string& library, const Case& c, int threads) {
   std::string name = library + "/" + c.name;
   if (threads > 1) name += "/threads:" + std::to_string(threads);
   auto run = [fn = c.fn](benchmark::State& state) {
+    const std::chrono::duration<double> start = std::chrono::steady_clock::now() - g_program_start;
+    state.counters["start_s"] = start.count();
     const int64_t before = g_allocs.load();
     fn(state);
     if (g_count_allocs) {  // includes the case's setup, negligible over many iterations
@@ -94,11 +106,12 @@ int main(int argc, char** argv) {
   const std::vector<Case> torch = libtorch_cases();
 #endif
   for (const Case& c : tapegrad_cases()) {
-    register_case("tapegrad", c, g_threads);
+    if (!g_libtorch_first) register_case("tapegrad", c, g_threads);
 #ifdef TG_BENCH_WITH_LIBTORCH
     for (const Case& t : torch)
       if (t.name == c.name) register_case("libtorch", t, g_threads);
 #endif
+    if (g_libtorch_first) register_case("tapegrad", c, g_threads);
   }
   for (const Case& c : reference_cases()) register_case("reference", c, g_threads);
 
