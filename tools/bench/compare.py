@@ -21,7 +21,10 @@ their bytes_per_second is wall-clock too).
 
 --median takes several runs per thread count (whole-table runs, one after another) and prints one
 column group per thread count: the median of the per-run ratios, their range, how many runs met
-the target, and the verdict on the medians.
+the target, and the verdict on the medians. On a host whose speed drifts, make the runs
+back-to-back passes (one repetition, no interleaving, tg_bench's --libtorch_first on every other
+pass: docs/PERFORMANCE.md, "How to reproduce"), so that each ratio compares two timings taken
+within a second of each other.
 """
 import argparse
 import json
@@ -185,8 +188,9 @@ def median(values):
 def print_medians(loaded, cases, targets_of):
     """One column group per thread count: the median over the runs at that count of the
     per-run ratio, the smallest and largest, how many runs met every target of the case, and
-    the median % of the triad. The verdict reads the medians: on a shared host one run in several lands on
-    a bad cache mode (docs/PERFORMANCE.md), and the median is the value a user would see."""
+    the median % of the triad. The verdict reads the medians: on a shared host one run in
+    several lands on a bad cache mode (docs/PERFORMANCE.md), and the median is the value a user
+    would see."""
     by_threads = {}
     for threads, _, runs, _ in loaded:
         by_threads.setdefault(threads, []).append(runs)
