@@ -114,20 +114,38 @@ TEST_CASE("vec_binary: every kernel, every ISA this CPU runs, matches the scalar
 }
 
 TEST_CASE("vec_binary: in place, the result written over either operand") {
+  // In place the kernels take their four-vector loop (out == a or out == b), else the two-vector
+  // one: these lengths cover each loop's body and the single vectors and elements after it.
   for (const vec::BinaryIsa* isa : vec::binary_available())
-    for (const vec::Binary op : kOps)
-      for (int over = 0; over < 2; ++over) {
-        CAPTURE(isa->name);
-        CAPTURE(static_cast<int>(op));
-        const int64_t n = 203;
-        const std::vector<float> a = inputs(n, 3), b = inputs(n, 4);
-        std::vector<float> io = over == 0 ? a : b;
-        if (over == 0)
-          isa->row(op, vec::Operands::arrays)(io.data(), io.data(), b.data(), n);
-        else
-          isa->row(op, vec::Operands::arrays)(io.data(), a.data(), io.data(), n);
-        for (size_t i = 0; i < io.size(); ++i) CHECK(same(io[i], reference(op, a[i], b[i])));
-      }
+    for (const vec::Stores stores : {vec::Stores::cached, vec::Stores::streaming})
+      for (const vec::Binary op : kOps)
+        for (const vec::Operands form : kForms)
+          for (int64_t n : {1, 7, 31, 32, 33, 64, 203})
+            for (int over = 0; over < 2; ++over) {
+              // a scalar operand cannot be the one written over
+              if ((form == vec::Operands::scalar_a && over == 0) ||
+                  (form == vec::Operands::scalar_b && over == 1))
+                continue;
+              CAPTURE(isa->name);
+              CAPTURE(static_cast<int>(stores));
+              CAPTURE(static_cast<int>(op));
+              CAPTURE(static_cast<int>(form));
+              CAPTURE(n);
+              CAPTURE(over);
+              const auto un = static_cast<size_t>(n);
+              const std::vector<float> a = inputs(un, 3), b = inputs(un, 4);
+              std::vector<float> io = over == 0 ? a : b;
+              if (over == 0)
+                isa->row(op, form, stores)(io.data(), io.data(), b.data(), n);
+              else
+                isa->row(op, form, stores)(io.data(), a.data(), io.data(), n);
+              tg::stream_fence();
+              for (size_t i = 0; i < un; ++i) {
+                const float x = form == vec::Operands::scalar_a ? a[0] : a[i];
+                const float y = form == vec::Operands::scalar_b ? b[0] : b[i];
+                CHECK(same(io[i], reference(op, x, y)));
+              }
+            }
 }
 
 TEST_CASE("vec_binary: add/sub/mul/div of float32 tensors, broadcast rows and scalars") {

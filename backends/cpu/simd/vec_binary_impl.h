@@ -2,6 +2,7 @@
 // The row loops of vec_binary.h, written once over a vector type's traits V (Vec, kWidth, load,
 // store, stream (a non-temporal store to an aligned address), set1 and the four
 // operations) and instantiated by each vec_binary_<isa>.cpp.
+#include <atomic>
 #include <cstdint>
 
 #include <tapegrad/backends/cpu/simd/vec_binary.h>
@@ -21,6 +22,9 @@ template <typename V, Binary kOp> typename V::Vec apply(typename V::Vec a, typen
   if constexpr (kOp == Binary::mul) return V::mul(a, b);
   if constexpr (kOp == Binary::div) return V::div(a, b);
 }
+
+// Keeps the compiler from moving memory accesses across it; emits no instruction.
+inline void in_order() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
 template <typename V, Binary kOp, Operands kForm, Stores kStores>
 void row(float* out, const float* a, const float* b, int64_t n) {
@@ -46,17 +50,39 @@ void row(float* out, const float* a, const float* b, int64_t n) {
     const int64_t head = misaligned == 0 ? 0 : static_cast<int64_t>(sizeof(Vec) - misaligned) / 4;
     for (; i < head && i < n; ++i) one(i);
   }
-  // Four vectors per iteration, all loaded before any is stored (so out may be a or b): the
+  // Every vector of an iteration is loaded before any is stored, so out may be a or b. Written
+  // over an input (a *= b), four vectors per iteration: the lines are already cached, and the
   // one-vector loop the compiler writes keeps fewer loads in flight.
-  for (; i + 4 * W <= n; i += 4 * W) {
-    const Vec r0 = apply<V, kOp>(x(i), y(i));
-    const Vec r1 = apply<V, kOp>(x(i + W), y(i + W));
-    const Vec r2 = apply<V, kOp>(x(i + 2 * W), y(i + 2 * W));
-    const Vec r3 = apply<V, kOp>(x(i + 3 * W), y(i + 3 * W));
-    put(i, r0);
-    put(i + W, r1);
-    put(i + 2 * W, r2);
-    put(i + 3 * W, r3);
+  if (out == a || out == b) {
+    for (; i + 4 * W <= n; i += 4 * W) {
+      const Vec r0 = apply<V, kOp>(x(i), y(i));
+      const Vec r1 = apply<V, kOp>(x(i + W), y(i + W));
+      const Vec r2 = apply<V, kOp>(x(i + 2 * W), y(i + 2 * W));
+      const Vec r3 = apply<V, kOp>(x(i + 3 * W), y(i + 3 * W));
+      put(i, r0);
+      put(i + W, r1);
+      put(i + 2 * W, r2);
+      put(i + 3 * W, r3);
+    }
+  }
+  // Into a separate result, two vectors (one 64-byte line with AVX2) per iteration, each access
+  // in address order. The order is pinned (in_order) because the compiler's own choice, the
+  // upper half of a line before its lower half, ran the broadcast add 10-20 % slower on this
+  // project's AMD EPYC whenever its memory was contended (docs/PERFORMANCE.md); so did the
+  // four-vector loop above, and so did this loop with its bound written `i + 2 * W <= n` (GCC
+  // then recomputes the sum on every iteration).
+  for (const int64_t pairs_end = i + (n - i) / (2 * W) * (2 * W); i < pairs_end; i += 2 * W) {
+    const Vec a0 = x(i);
+    in_order();
+    const Vec b0 = y(i);
+    in_order();
+    const Vec a1 = x(i + W);
+    in_order();
+    const Vec b1 = y(i + W);
+    in_order();
+    put(i, apply<V, kOp>(a0, b0));
+    in_order();
+    put(i + W, apply<V, kOp>(a1, b1));
   }
   for (; i + W <= n; i += W) put(i, apply<V, kOp>(x(i), y(i)));
   for (; i < n; ++i) one(i);
