@@ -67,10 +67,10 @@ void row(float* out, const float* a, const float* b, int64_t n) {
   }
   // Into a separate result, two vectors (one 64-byte line with AVX2) per iteration, each access
   // in address order. The order is pinned (in_order) because the compiler's own choice, the
-  // upper half of a line before its lower half, ran the broadcast add 10-20 % slower on this
-  // project's AMD EPYC whenever its memory was contended (docs/PERFORMANCE.md); so did the
-  // four-vector loop above, and so did this loop with its bound written `i + 2 * W <= n` (GCC
-  // then recomputes the sum on every iteration).
+  // upper half of a line before its lower half, ran the broadcast add about 10 % slower on this
+  // project's AMD EPYC whenever its memory was contended (docs/PERFORMANCE.md); the four-vector
+  // loop above ran about 20 % slower there, and so did this loop with its bound written
+  // `i + 2 * W <= n` (GCC then recomputes the sum on every iteration).
   for (const int64_t pairs_end = i + (n - i) / (2 * W) * (2 * W); i < pairs_end; i += 2 * W) {
     const Vec a0 = x(i);
     in_order();
