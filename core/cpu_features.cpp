@@ -30,6 +30,15 @@ bool cpu_runs_avx512() {
 #endif
 }
 
+bool cpu_has_avx2() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+#else
+  return false;
+#endif
+}
+
 namespace {
 
 // The largest data cache's size in bytes as Linux's sysfs reports it for cpu0 (what lscpu

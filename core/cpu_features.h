@@ -8,6 +8,11 @@ namespace tg {
 
 bool cpu_runs_avx512();
 
+// Whether this CPU runs AVX2, for the loops compiled twice (generic, and with
+// __attribute__((target("avx2")))) that pick one per call. TG_SIMD does not cap it: both copies
+// are the same C++ without FMA contraction, so they give the same bits. Read once per process.
+bool cpu_has_avx2();
+
 // Whether kernels write a fresh result of `result_bytes` with streaming (non-temporal) stores:
 // when each thread's share of it (the pool's thread count, get_num_threads()) is at least
 // streaming_store_min_bytes(), half the largest cache (the L3 on x86) as Linux reports it, or

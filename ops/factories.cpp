@@ -26,7 +26,7 @@ Tensor full_for(const char* op, IntArrayRef shape, const Scalar& value, std::opt
   fill_data(t, value);
   return t;
 }
-Tensor to_device(Tensor t, Device device) { return device.is_cpu() ? t : t.to(device); }
+Tensor on_device(Tensor t, Device device) { return device.is_cpu() ? t : t.to(device); }
 
 // splitmix64: a small, fast, seedable generator with good statistical quality.
 struct Generator {
@@ -54,7 +54,7 @@ Tensor make_random(const char* op, IntArrayRef shape, DType dtype, Device device
     std::lock_guard<std::mutex> lock(generator().mutex);
     for (int64_t i = 0; i < t.numel(); ++i) d[i] = fill(generator());
   }
-  return to_device(t.to(dtype), device);
+  return on_device(t.to(dtype), device);
 }
 
 template <typename T> Tensor from_vector(const std::vector<T>& data, IntArrayRef shape) {
@@ -161,7 +161,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
     Tensor ti = empty_cpu_then({n}, kInt64, "arange");
     int64_t* d = ti.data<int64_t>();
     for (int64_t i = 0; i < n; ++i) d[i] = static_cast<int64_t>(a + i * by);  // within [a, b)
-    return to_device(ti.to(dt), device);
+    return on_device(ti.to(dt), device);
   }
   // ceil in double: NaN or inf bounds, or a count past int64, would make the cast undefined.
   const double count = std::ceil((e - s) / st);
@@ -171,7 +171,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
   Tensor t = empty_cpu_then({n}, kFloat64, "arange");
   double* d = t.data<double>();
   for (int64_t i = 0; i < n; ++i) d[i] = s + static_cast<double>(i) * st;
-  return to_device(t.to(dt), device);
+  return on_device(t.to(dt), device);
 }
 
 Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device) {
@@ -182,7 +182,7 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype, Device dev
   for (int64_t i = 0; i < steps; ++i)  // symmetric like PyTorch: exact at both ends
     d[i] = i < steps / 2 ? start + step * static_cast<double>(i)
                          : end - step * static_cast<double>(steps - 1 - i);
-  return to_device(t.to(dtype), device);
+  return on_device(t.to(dtype), device);
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m, DType dtype, Device device) {
@@ -192,7 +192,7 @@ Tensor eye(int64_t n, std::optional<int64_t> m, DType dtype, Device device) {
   checked::numel("eye", {n, cols}, itemsize(dtype));
   Tensor t = zeros({n, cols}, kFloat64);
   for (int64_t i = 0; i < std::min(n, cols); ++i) t.data<double>()[i * cols + i] = 1;
-  return to_device(t.to(dtype), device);
+  return on_device(t.to(dtype), device);
 }
 
 void manual_seed(uint64_t seed) {
@@ -231,7 +231,7 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef shape, DType dtype, Device
     for (int64_t i = 0; i < t.numel(); ++i)
       t.data<int64_t>()[i] = low + static_cast<int64_t>(generator().next() % span);
   }
-  return to_device(t.to(dtype), device);
+  return on_device(t.to(dtype), device);
 }
 
 template <HostElement T> Tensor tensor(const std::vector<T>& data) { return from_vector(data); }
@@ -272,7 +272,7 @@ Tensor scalar_tensor(const Scalar& s, std::optional<DType> dtype, Device device)
   DType dt = dtype ? *dtype : (s.is_floating() ? kFloat32 : s.dtype());
   Tensor t = empty_cpu_then({}, dt);
   fill_data(t, s);
-  return to_device(t, device);
+  return on_device(t, device);
 }
 
 }  // namespace tg

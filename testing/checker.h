@@ -1,6 +1,7 @@
 #pragma once
 // The op check's internals, shared by check.cpp (the spec's samples) and derived.cpp (the edge
 // cases derived from them). Not installed: the public API is check.h.
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ std::string difference(const Tensor& got, const Tensor& want, bool tolerant = fa
 // As difference, except that every NaN matches every NaN (which NaN an operation on two NaNs
 // returns is the hardware's choice).
 std::string difference_but_nan(const Tensor& got, const Tensor& want);
+// The seed set before every call of an op (tg::manual_seed): an op that draws random numbers
+// (dropout) then gives the same values on every call, so that function vs method, in-place vs
+// out-of-place, the finite differences of gradcheck and the CPU vs a device compare like with like.
+inline constexpr uint64_t kOpSeed = 0x5eed;
 // Seeded values uniform in [-1, 1), shaped like t.
 Tensor random_like(const Tensor& t, uint64_t seed);
 const char* error_kind(const Error& e);

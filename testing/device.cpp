@@ -15,8 +15,6 @@
 namespace tg::testing::detail {
 namespace {
 
-constexpr uint64_t kOpSeed = 0x5eed;  // as checker.cpp: random ops draw the same values per call
-
 // t on `device` with the same shape, strides and values (a transposed sample stays transposed).
 Tensor to_device_like(const Tensor& t, Device device) {
   if (!t.defined()) return t;

@@ -177,7 +177,7 @@ SampleArg parse_arg(const ArgInfo& arg, const json& j, const std::string& where)
     for (size_t k = 0; k < j.size(); ++k) {
       if (!j[k].is_array() && !j[k].is_object())
         bad(where, "a Tensor[] arg takes a list of shapes or tensor objects, got " + j.dump());
-      out.tensors.push_back(parse_tensor(j[k], detail::str_cat(where, "[", k, "]")));
+      out.tensors.push_back(parse_tensor(j[k], tg::detail::str_cat(where, "[", k, "]")));
     }
   } else {
     out.value = value_of(arg, j, where);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include <tapegrad/autograd/formulas/linalg.h>
 #include <tapegrad/ops/factories.h>
 #include <tapegrad/ops/operators.h>
 #include <tapegrad/generated/functions.h>
@@ -11,8 +12,6 @@
 namespace tg::formulas {
 
 namespace {
-
-Tensor transpose_last(const Tensor& t) { return t.transpose(-2, -1); }
 
 // softmax(query @ key^T * scale + mask) as the forward computed it, in differentiable ops.
 Tensor attention_probabilities(const Tensor& query, const Tensor& key, const Tensor& attn_mask,

@@ -2,10 +2,6 @@
 #include <tapegrad/autograd/formulas/linalg.h>
 
 namespace tg::formulas {
-namespace {
-// t with its last two dims swapped.
-Tensor transpose_last(const Tensor& t) { return t.transpose(t.dim() - 2, t.dim() - 1); }
-}  // namespace
 
 Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int64_t input) {
   const bool self_vector = self.dim() == 1, other_vector = other.dim() == 1;

@@ -7,6 +7,9 @@
 
 namespace tg::formulas {
 
+// t with its last two dims swapped (the batched matrix transpose).
+inline Tensor transpose_last(const Tensor& t) { return t.transpose(-2, -1); }
+
 // Gradient of matmul(self, other) wrt self (input 0: grad @ other^T) or other (input 1:
 // self^T @ grad), with 1-D operands treated as the forward treats them. Broadcast batch dims
 // are left for the engine to sum.

@@ -28,7 +28,7 @@ namespace {
 
 // A stack of matrices [..., rows, cols]: the operand tensor, and for each batch entry (batch
 // dims broadcast to the result's) the element offset of its matrix.
-struct Operand {
+struct MatrixOperand {
   Tensor t;
   int64_t rows = 0, cols = 0, row_stride = 0, col_stride = 0;
   std::vector<int64_t> offsets;
@@ -55,15 +55,16 @@ std::vector<int64_t> batch_offsets(const Tensor& t, const Shape& batch) {
   return offsets;
 }
 
-Operand make_operand(const Tensor& t, const Shape& batch) {
-  Operand op{t, t.size(-2), t.size(-1), t.strides()[t.dim() - 2], t.strides()[t.dim() - 1], {}};
+MatrixOperand make_operand(const Tensor& t, const Shape& batch) {
+  MatrixOperand op{t, t.size(-2), t.size(-1), t.strides()[t.dim() - 2], t.strides()[t.dim() - 1],
+                   {}};
   op.offsets = batch_offsets(t, batch);
   return op;
 }
 
 // When every batch matrix of `b` is the same one and `a`'s matrices lie back to back with equal
 // row spacing, the whole batch of `a` is one tall matrix: one big gemm instead of many small.
-bool fold_batch(Operand& a, const Operand& b) {
+bool fold_batch(MatrixOperand& a, const MatrixOperand& b) {
   const int64_t count = static_cast<int64_t>(a.offsets.size());
   if (count < 2 || std::any_of(b.offsets.begin(), b.offsets.end(), [](int64_t o) { return o; }))
     return false;
@@ -83,7 +84,7 @@ template <typename T> T mul_add(T c, T a, T b) { return wrapping_add(c, wrapping
 
 // Rows [i0, i1) of c_mat = a_mat @ b_mat (c_mat contiguous, b_mat's rows contiguous). k and j are
 // blocked so that a block of B stays in cache while the rows stream over it.
-template <typename T> void gemm_rows(const Operand& a, const T* a_mat, const Operand& b,
+template <typename T> void gemm_rows(const MatrixOperand& a, const T* a_mat, const MatrixOperand& b,
                                      const T* b_mat, T* c_mat, int64_t i0, int64_t i1) {
   constexpr int64_t kDepth = 128, kCols = 256;
   const int64_t K = a.cols, N = b.cols;
@@ -106,7 +107,7 @@ template <typename T> void gemm_rows(const Operand& a, const T* a_mat, const Ope
 
 // C[i] = A[i] @ B[i] for each batch entry i; C is contiguous [batch, M, N]. Parallel over
 // (batch entry, block of kRows rows) tasks.
-template <typename T> void gemm_blocked(const Operand& a, const Operand& b, T* c) {
+template <typename T> void gemm_blocked(const MatrixOperand& a, const MatrixOperand& b, T* c) {
   constexpr int64_t kRows = 32;
   const int64_t M = a.rows, N = b.cols;
   const int64_t row_blocks = (M + kRows - 1) / kRows;
@@ -131,7 +132,7 @@ struct BlasLayout {
   bool trans;
   int64_t ld;
 };
-std::optional<BlasLayout> blas_layout(const Operand& m) {
+std::optional<BlasLayout> blas_layout(const MatrixOperand& m) {
   const int64_t rows = m.rows, cols = m.cols, rs = m.row_stride, cs = m.col_stride;
   if ((cols == 1 || cs == 1) && (rows == 1 || rs >= std::max<int64_t>(cols, 1)))
     return BlasLayout{false, rows == 1 ? std::max<int64_t>(cols, 1) : rs};
@@ -153,7 +154,7 @@ template <typename T> void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int
     cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, A, lda, B, ldb, 0.0, C, ldc);
 }
 
-template <typename T> void gemm_blas(const Operand& a, const Operand& b, T* c) {
+template <typename T> void gemm_blas(const MatrixOperand& a, const MatrixOperand& b, T* c) {
   const BlasLayout la = *blas_layout(a), lb = *blas_layout(b);
   const int M = static_cast<int>(a.rows), N = static_cast<int>(b.cols);
   const int K = static_cast<int>(a.cols);
@@ -221,7 +222,7 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
   (void)allow_blas;
   (void)use_blas;
 #endif
-  Operand A = make_operand(a, batch), B = make_operand(b, batch);
+  MatrixOperand A = make_operand(a, batch), B = make_operand(b, batch);
   // A contraction along a stride-0 (expanded) dim is read from a dense copy, as a reduction
   // reads it: the work is then bounded by memory this call holds, and an expand too large to
   // hold is the allocator's typed error instead of a loop over 2^61 products.
@@ -231,7 +232,7 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
   if (use_blas) {
     if (!blas_layout(A)) A = make_operand(a.contiguous(), batch);
     if (!blas_layout(B)) B = make_operand(b.contiguous(), batch);
-    Operand folded = A;
+    MatrixOperand folded = A;
     if (fold_batch(folded, B) && blas_layout(folded) && fits_int({folded.rows})) A = folded;
     if (fits_int({blas_layout(A)->ld, blas_layout(B)->ld})) {
       if (dtype == kFloat32)

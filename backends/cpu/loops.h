@@ -114,10 +114,6 @@ __attribute__((target("avx2"))) void flat_chunk_avx2(Out* __restrict out, int64_
                                                      int64_t end, const Fn& fn, Src... src) {
   for (int64_t i = begin; i < end; ++i) out[i] = static_cast<Out>(fn(src[i]...));
 }
-inline bool cpu_has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
 #endif
 
 // An element function that also names the row kernel of simd/vec_binary.h computing the same

@@ -82,17 +82,17 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
 
 namespace {
 
-// Row sums in double with kLanes independent accumulators: the compiler keeps them in vector
+// Row sums in double with kSumLanes independent accumulators: the compiler keeps them in vector
 // registers, so no add waits on the one before (a single accumulator made the backward's sums a
 // serial chain of n dependent adds per row).
-constexpr int kLanes = 16;
+constexpr int kSumLanes = 16;
 
 // Sum of p[0, n) in double.
-template <typename T> __attribute__((always_inline)) inline double row_sum(const T* p, int64_t n) {
-  double acc[kLanes] = {};
+template <typename T> __attribute__((always_inline)) inline double lane_sum(const T* p, int64_t n) {
+  double acc[kSumLanes] = {};
   int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) acc[k] += static_cast<double>(p[j + k]);
+  for (; j + kSumLanes <= n; j += kSumLanes)
+    for (int k = 0; k < kSumLanes; ++k) acc[k] += static_cast<double>(p[j + k]);
   for (; j < n; ++j) acc[0] += static_cast<double>(p[j]);
   double total = 0;
   for (double v : acc) total += v;
@@ -101,11 +101,11 @@ template <typename T> __attribute__((always_inline)) inline double row_sum(const
 
 // Sum of (p[j] - mean)^2 over [0, n), the same way.
 template <typename T>
-__attribute__((always_inline)) inline double row_sum_sq(const T* p, int64_t n, double mean) {
-  double acc[kLanes] = {};
+__attribute__((always_inline)) inline double lane_sum_sq(const T* p, int64_t n, double mean) {
+  double acc[kSumLanes] = {};
   int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) {
+  for (; j + kSumLanes <= n; j += kSumLanes)
+    for (int k = 0; k < kSumLanes; ++k) {
       const double d = static_cast<double>(p[j + k]) - mean;
       acc[k] += d * d;
     }
@@ -123,8 +123,8 @@ struct RowStats {
 };
 template <typename T>
 __attribute__((always_inline)) inline RowStats row_stats(const T* xr, int64_t n, double eps) {
-  const double mean = row_sum(xr, n) / static_cast<double>(n);
-  const double var = row_sum_sq(xr, n, mean) / static_cast<double>(n);
+  const double mean = lane_sum(xr, n) / static_cast<double>(n);
+  const double var = lane_sum_sq(xr, n, mean) / static_cast<double>(n);
   return {mean, 1 / std::sqrt(var + eps)};
 }
 
@@ -178,10 +178,10 @@ __attribute__((always_inline)) inline void backward_rows(const T* xp, const T* d
     const T* dr = dp + r * n;
     T* gr = gi + r * n;
     const double shift = static_cast<double>(xr[0]);
-    double s1[kLanes] = {}, s2[kLanes] = {}, a[kLanes] = {}, c[kLanes] = {};
+    double s1[kSumLanes] = {}, s2[kSumLanes] = {}, a[kSumLanes] = {}, c[kSumLanes] = {};
     int64_t j = 0;
-    for (; j + kLanes <= n; j += kLanes)
-      for (int k = 0; k < kLanes; ++k) {
+    for (; j + kSumLanes <= n; j += kSumLanes)
+      for (int k = 0; k < kSumLanes; ++k) {
         const double g = static_cast<double>(wp ? dr[j + k] * wp[j + k] : dr[j + k]);
         const double d = static_cast<double>(xr[j + k]) - shift;
         s1[k] += d;
@@ -198,7 +198,7 @@ __attribute__((always_inline)) inline void backward_rows(const T* xp, const T* d
       c[0] += g * d;
     }
     double t1 = 0, t2 = 0, ta = 0, tc = 0;
-    for (int k = 0; k < kLanes; ++k) {
+    for (int k = 0; k < kSumLanes; ++k) {
       t1 += s1[k];
       t2 += s2[k];
       ta += a[k];
@@ -230,10 +230,10 @@ __attribute__((always_inline)) inline void backward_rows_saved(const T* xp, cons
     T* gr = gi + r * n;
     const T m = means[r], rstd = rstds[r];
     const double mean = static_cast<double>(m);
-    double a[kLanes] = {}, c[kLanes] = {};
+    double a[kSumLanes] = {}, c[kSumLanes] = {};
     int64_t j = 0;
-    for (; j + kLanes <= n; j += kLanes)
-      for (int k = 0; k < kLanes; ++k) {
+    for (; j + kSumLanes <= n; j += kSumLanes)
+      for (int k = 0; k < kSumLanes; ++k) {
         const double g = static_cast<double>(wp ? dr[j + k] * wp[j + k] : dr[j + k]);
         a[k] += g;
         c[k] += g * (static_cast<double>(xr[j + k]) - mean);
@@ -244,7 +244,7 @@ __attribute__((always_inline)) inline void backward_rows_saved(const T* xp, cons
       c[0] += g * (static_cast<double>(xr[j]) - mean);
     }
     double ta = 0, tc = 0;
-    for (int k = 0; k < kLanes; ++k) {
+    for (int k = 0; k < kSumLanes; ++k) {
       ta += a[k];
       tc += c[k];
     }
@@ -319,10 +319,6 @@ __attribute__((target("avx2"))) void column_sums_avx2(const T* xp, const T* dp, 
                                                       double* sb) {
   column_sums(xp, dp, means, rstds, rows, n, lo, hi, sw, sb);
 }
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
 #endif
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 // The column sums again with 8-double vectors (a float -> double conversion of eight values per
@@ -342,7 +338,7 @@ template <typename T> void forward_dispatch(const T* in, const T* wp, const T* b
                                             T* rstds, int64_t n, double eps, int64_t begin,
                                             int64_t end) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (has_avx2()) return forward_rows_avx2(in, wp, bp, o, means, rstds, n, eps, begin, end);
+  if (cpu_has_avx2()) return forward_rows_avx2(in, wp, bp, o, means, rstds, n, eps, begin, end);
 #endif
   forward_rows(in, wp, bp, o, means, rstds, n, eps, begin, end);
 }
@@ -351,7 +347,7 @@ template <typename T> void backward_dispatch(const T* xp, const T* dp, const T* 
                                              T* rstds, int64_t n, double eps, int64_t begin,
                                              int64_t end) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (has_avx2()) return backward_rows_avx2(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
+  if (cpu_has_avx2()) return backward_rows_avx2(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
 #endif
   backward_rows(xp, dp, wp, gi, means, rstds, n, eps, begin, end);
 }
@@ -360,7 +356,7 @@ template <typename T> void backward_saved_dispatch(const T* xp, const T* dp, con
                                                    const T* means, const T* rstds, int64_t n,
                                                    int64_t begin, int64_t end) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (has_avx2()) return backward_rows_saved_avx2(xp, dp, wp, gi, means, rstds, n, begin, end);
+  if (cpu_has_avx2()) return backward_rows_saved_avx2(xp, dp, wp, gi, means, rstds, n, begin, end);
 #endif
   backward_rows_saved(xp, dp, wp, gi, means, rstds, n, begin, end);
 }
@@ -372,7 +368,7 @@ template <typename T> void column_dispatch(const T* xp, const T* dp, const T* me
   if (has_avx512()) return column_sums_avx512(xp, dp, means, rstds, rows, n, lo, hi, sw, sb);
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (has_avx2()) return column_sums_avx2(xp, dp, means, rstds, rows, n, lo, hi, sw, sb);
+  if (cpu_has_avx2()) return column_sums_avx2(xp, dp, means, rstds, rows, n, lo, hi, sw, sb);
 #endif
   column_sums(xp, dp, means, rstds, rows, n, lo, hi, sw, sb);
 }

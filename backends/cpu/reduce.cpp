@@ -17,6 +17,7 @@
 #endif
 
 #include <tapegrad/backends/cpu/wrapping.h>
+#include <tapegrad/core/cpu_features.h>
 #include <tapegrad/core/parallel.h>
 #include <tapegrad/generated/kernels.h>
 #include <tapegrad/ops/factories.h>
@@ -443,10 +444,6 @@ __attribute__((target("avx2"))) void reduce_rows_avx2(const T* in, Out* out, int
   for (int64_t o = b; o < e; ++o)
     out[o] = static_cast<Out>(finish(row_avx2<Op, Acc>(in + o * size, size)));
 }
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
 #endif
 
 // Float32 column sums: acc[j] += rows r0 .. r1 - 1 of column j (row r at in + r * inner), each
@@ -482,14 +479,14 @@ __attribute__((target("avx2"))) void sum_columns_avx2(const float* in, int64_t i
 #endif
 void sum_columns(const float* in, int64_t inner, int64_t r0, int64_t r1, int64_t len, double* acc) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (has_avx2()) return sum_columns_avx2(in, inner, r0, r1, len, acc);
+  if (cpu_has_avx2()) return sum_columns_avx2(in, inner, r0, r1, len, acc);
 #endif
   sum_columns_lanes(in, inner, r0, r1, len, acc);
 }
 
 template <typename Op, typename Acc, typename T> Acc reduce_row(const T* p, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (has_avx2()) return reduce_row_avx2<Op, Acc>(p, n);
+  if (cpu_has_avx2()) return reduce_row_avx2<Op, Acc>(p, n);
 #endif
   return reduce_row_lanes<Op, Acc>(p, n);
 }
@@ -540,7 +537,8 @@ void reduce_kernel(const T* in, Out* out, const ReduceLayout& l, Finish finish) 
                  [&](int64_t b, int64_t e) {
 #if defined(__x86_64__) && defined(__GNUC__)
                    if constexpr (kHasRowKernel<Op, T>)
-                     if (has_avx2()) return reduce_rows_avx2<Op, Acc>(in, out, b, e, size, finish);
+                     if (cpu_has_avx2())
+                       return reduce_rows_avx2<Op, Acc>(in, out, b, e, size, finish);
 #endif
                    for (int64_t o = b; o < e; ++o)
                      out[o] = static_cast<Out>(finish(reduce_row<Op, Acc>(in + o * size, size)));

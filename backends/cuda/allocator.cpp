@@ -132,12 +132,12 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
   }
 }
 
-struct Registrar {
-  Registrar() {
+struct AllocatorRegistrar {
+  AllocatorRegistrar() {
     set_allocator(DeviceType::CUDA, &caching_allocator());
     set_memcpy(DeviceType::CUDA, &copy_bytes);
   }
-} registrar;
+} allocator_registrar;
 
 }  // namespace
 

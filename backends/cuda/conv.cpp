@@ -52,7 +52,7 @@ Tensor conv_forward(const Tensor& self, const Tensor& weight, const Tensor& bias
   Tensor y = empty(g.output_shape(), self.dtype(), self.device());
   if (y.numel() == 0) return y;
   // [groups, OCg, K] @ [groups, K, N * L] = [OC, N * L]; with K = 0 the product is zeros.
-  const Tensor out = matmul(weight_matrices(weight, g), columns(self, g));
+  const Tensor out = cuda::matmul(weight_matrices(weight, g), columns(self, g));
   const Tensor b = bias.defined() ? dense(bias) : Tensor();
   detail::launch_from_channel_major(self.dtype(), out.data_ptr(),
                                     b.defined() ? b.data_ptr() : nullptr, dims_of(g), y.data_ptr());
@@ -88,7 +88,7 @@ Tensor conv_backward_input(const Tensor& grad_output, const Tensor& weight, IntA
   }
   // [groups, K, OCg] @ [groups, OCg, N * L] = the column matrix of the input's gradient.
   const Tensor gcols =
-      matmul(transposed(weight_matrices(weight, g)), channel_major(grad_output, g));
+      cuda::matmul(transposed(weight_matrices(weight, g)), channel_major(grad_output, g));
   detail::launch_col2im(gx.dtype(), gcols.data_ptr(), dims_of(g), gx.data_ptr());
   return gx;
 }
@@ -105,7 +105,7 @@ Tensor conv_backward_weight(const Tensor& grad_output, const Tensor& input, IntA
     return gw;
   }
   // [groups, OCg, N * L] @ [groups, N * L, K] = [groups, OCg, K] = the weight's layout.
-  const Tensor m = matmul(channel_major(grad_output, g), transposed(columns(input, g)));
+  const Tensor m = cuda::matmul(channel_major(grad_output, g), transposed(columns(input, g)));
   copy_data(gw, make_view(m, gw.shape(), gw.strides(), m.storage_offset()));
   return gw;
 }

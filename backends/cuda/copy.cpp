@@ -19,12 +19,12 @@ void fill_kernel(const TensorBase& dst, const Scalar& value) {
   detail::launch_fill(dst.data_ptr(), dst.dtype(), value, dst.numel(), layout);
 }
 
-struct Registrar {
-  Registrar() {
+struct CopyRegistrar {
+  CopyRegistrar() {
     set_copy_kernel(DeviceType::CUDA, &copy_kernel);
     set_fill_kernel(DeviceType::CUDA, &fill_kernel);
   }
-} registrar;
+} copy_registrar;
 
 }  // namespace
 }  // namespace tg::cuda

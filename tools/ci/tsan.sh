@@ -9,7 +9,7 @@ build=${1:-build-tsan}
 # -O1 with line tables: TSan's reports keep file and line, and the build costs about half of -O2 -g.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_SANITIZE=thread \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-      -DTG_WITH_CUDA=OFF -DTG_WITH_BLAS=OFF -DTG_BUILD_EXAMPLES=OFF >/dev/null
+      -DTG_WITH_CUDA=OFF -DTG_WITH_BLAS=OFF -DTG_BUILD_EXAMPLES=OFF -DTG_UNITY_BUILD=ON >/dev/null
 cmake --build "$build" --target tg_concurrency_test
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
   "$build/tests/tg_concurrency_test"
