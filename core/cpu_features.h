@@ -8,9 +8,10 @@ namespace tg {
 
 bool cpu_runs_avx512();
 
-// Whether this CPU runs AVX2, for the loops compiled twice (generic, and with
-// __attribute__((target("avx2")))) that pick one per call. TG_SIMD does not cap it: both copies
-// are the same C++ without FMA contraction, so they give the same bits. Read once per process.
+// Whether this CPU runs AVX2, for the kernels built twice (generic, and for AVX2 with
+// __attribute__((target("avx2")))) that pick one per call: the flat loops, the row reductions
+// and layer_norm's rows. TG_SIMD does not cap it: each AVX2 version gives the same bits as its
+// generic twin (no FMA), so the choice changes only the speed. Read once per process.
 bool cpu_has_avx2();
 
 // Whether kernels write a fresh result of `result_bytes` with streaming (non-temporal) stores:
