@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Fits the float32 polynomials of gelu's erf form (vec_math_impl.h, vec_math_avx512.cpp).
+"""Fits the float32 polynomials of gelu's erf form (vec_math_impl.h: PhiFloat, exp_nonpositive).
 
 erfcx(u) = exp(u^2) erfc(u), u >= 0, as t * R(s) with t = 1 / (1 + u/2) and s = 1 - t = (u/2) t:
 R is smooth on s in [0, 0.84] (u up to 10.5; beyond it erfc(u)/2 is below float32's smallest
@@ -7,8 +7,9 @@ subnormal), degree 10. R is written in s rather than t so that near u = 0, where
 Horner's rounding stays at one ulp (in t, with terms of both signs adding to about 2, it cost
 gelu' 5 ULP near 0). Each coefficient is rounded to float32 in turn and the rest refitted to
 absorb its rounding; least squares weighted for relative error (Lawson's iteration toward
-minimax). Second, the AVX-512 e^r = 1 + r + r^2 Q(r) on |r| <= ln2/2 (Q degree 4, relative
-error 3e-9), fitted the same way. Needs numpy and mpmath (python3-numpy, python3-mpmath).
+minimax). Second, the inline e^r = 1 + r + r^2 Q(r) of exp_nonpositive (AVX2, AVX-512) on
+|r| <= ln2/2 (Q degree 4, relative error 3e-9), fitted the same way. Needs numpy and mpmath
+(python3-numpy, python3-mpmath).
 """
 import mpmath as mp
 import numpy as np

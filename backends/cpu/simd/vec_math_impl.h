@@ -125,12 +125,39 @@ struct Rsqrt {
     return typename V::T(1) / V::sqrt(x);
   }
 };
+// e^a for float32 lanes with a <= 0 (gelu's exp(-x^2/2), the sigmoids' exp(-|x|)), inline,
+// where the ISA's traits give round_to_int and ldexp (AVX-512, AVX2); else SLEEF's expf, which
+// handles every input but is a call through the PLT: around it the loop spills its registers,
+// and on AVX2 that call made gelu's Phi the slowest part of the loop. a = n ln2 + r
+// (n = round(a / ln2), ln2 in two parts so that r is exact), e^r = 1 + r + r^2 Q(r) with Q a
+// degree-4 fit (relative error 3e-9; fit_gelu_erf.py), and 2^n applied by the ISA's ldexp, which
+// rounds a subnormal result once. a is clamped at -110, below which e^a is 0 in float32; a NaN a
+// stays NaN (fmax returns its second operand when one is NaN). Always inline: as a call (GCC
+// kept one out-of-line copy for its users) it cost the loop what SLEEF's call did.
+template <class V>
+__attribute__((always_inline)) inline typename V::Vec exp_nonpositive(typename V::Vec a) {
+  using Vec = typename V::Vec;
+  if constexpr (requires { V::ldexp(V::round_to_int(a), a); }) {
+    constexpr float kQ[] = {0.49999994f, 0.166665211f, 0.0416682586f, 0.00836866908f,
+                            0.00138213614f};
+    a = V::fmax(Vec{} - 110.0f, a);
+    const Vec n = V::round_to_int(a * float(M_LOG2E));
+    Vec r = a - n * 0.693145751953125f;  // ln 2's leading bits: n * them is exact
+    r = r - n * 1.42860676533018704e-06f;
+    Vec q = Vec{} + kQ[4];
+    for (int k = 3; k >= 0; --k) q = q * r + kQ[k];
+    return V::ldexp((r * r) * q + r + 1.0f, n);
+  } else {
+    return V::exp(a);
+  }
+}
+
 // With e = exp(-|x|) (never overflows): 1 / (1 + e) for x >= 0, e / (1 + e) for x < 0, so a
 // very negative x keeps its tiny (even subnormal) result instead of 1 / (1 + inf) = 0.
 struct Sigmoid {
   template <class V> static typename V::Vec f(typename V::Vec x) {
     using T = typename V::T;
-    const typename V::Vec e = V::exp(-V::fabs(x));
+    const typename V::Vec e = exp_nonpositive<V>(-V::fabs(x));
     const typename V::Vec r = T(1) / (T(1) + e);
     return x < typename V::Vec{} ? e * r : r;
   }
@@ -157,16 +184,6 @@ template <class V> typename V::Vec reciprocal(typename V::Vec d) {
     return y + y * (1.0f - d * y);
   } else {
     return 1.0f / d;
-  }
-}
-
-// e^a for float32 lanes with a <= 0 (gelu's exp(-x^2/2)): the ISA's own short form where its
-// traits name one (V::exp_nonpositive, AVX-512), else SLEEF's expf.
-template <class V> typename V::Vec exp_nonpositive(typename V::Vec a) {
-  if constexpr (requires { V::exp_nonpositive(a); }) {
-    return V::exp_nonpositive(a);
-  } else {
-    return V::exp(a);
   }
 }
 
@@ -212,7 +229,7 @@ struct GeluErf {
 template <class V>
 typename V::Vec stable_sigmoid(typename V::Vec v, typename V::Vec& e, typename V::Vec& r) {
   using T = typename V::T;
-  e = V::exp(-V::fabs(v));
+  e = exp_nonpositive<V>(-V::fabs(v));
   r = T(1) / (T(1) + e);
   return v < typename V::Vec{} ? e * r : r;
 }
