@@ -217,15 +217,19 @@ void transpose_copy(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld
   if constexpr (sizeof(T) == 4) {
     // Results of 16 MiB and more (a good part of a last-level cache) stream out
     // (transpose_band_stream, or ..16 with AVX-512) when every dst row starts on a 64-byte line;
-    // the threads split the dst columns into bands of 256 (measured best of 16 .. 4096 for the
-    // 16x16 blocks of a [4096, 4096] float32 matrix, both kinds, with the prefetch 128 .. 512
-    // within 4 %).
+    // the threads split the dst columns into bands. AVX-512's are 256 wide (measured best of
+    // 16 .. 4096 for a [4096, 4096] float32 matrix on Zen 4, with the prefetch 128 .. 512 within
+    // 4 %). AVX2's are 16 wide, measured on Zen 3 (AVX2 only, 512 KiB L2): each 16 KiB-strided
+    // source row of a band is a read stream, and a band's 256 rows fall into four L2 sets (32
+    // lines), so the prefetched lines evicted each other; 16 rows took 0.65-0.7x the time of
+    // 256, although each dst row then gets 64-byte pieces (scattered non-temporal 64-byte writes
+    // alone ran at half the speed of 256-byte ones).
     constexpr int64_t kStreamBytes = int64_t{16} << 20;
     if (have_avx2() && rows * cols * 4 >= kStreamBytes && cols % 16 == 0 &&
         reinterpret_cast<uintptr_t>(dst) % 64 == 0) {
       // TG_SIMD=avx2 (or weaker) keeps the AVX2 band, so that the tests reach it here too.
       const bool wide = cpu_runs_avx512();
-      constexpr int64_t band = 256;
+      const int64_t band = wide ? 256 : 16;
       const int64_t bands = (cols + band - 1) / band;
       parallel_for(0, bands, 1, [&](int64_t b, int64_t e) {
         for (int64_t k = b; k < e; ++k) {
