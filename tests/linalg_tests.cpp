@@ -147,11 +147,37 @@ TEST_CASE("matmul: batches and single products split across threads agree with t
       check(tg::randn({32, 20, 9}, dt), tg::randn({32, 9, 15}, dt));
       for (int64_t batch : {3, 4})
         check(tg::randn({batch, 130, 140}, dt), tg::randn({batch, 140, 240}, dt));
-      for (auto [m, k, n] : {std::array<int64_t, 3>{70, 33, 25}, {30, 33, 91}, {5, 7, 6}}) {
+      // Split by rows, by columns (both over 2^18 multiply-adds), and too small to split.
+      for (auto [m, k, n] : {std::array<int64_t, 3>{130, 70, 41}, {41, 70, 130}, {5, 7, 6}}) {
         const tg::Tensor a = tg::randn({m, k}, dt), b = tg::randn({k, n}, dt);
         const tg::Tensor at = tg::randn({k, m}, dt).t(), bt = tg::randn({n, k}, dt).t();
         for (const tg::Tensor* x : {&a, &at})
           for (const tg::Tensor* y : {&b, &bt}) check(*x, *y);
+      }
+    }
+  }
+  tg::set_num_threads(before);
+}
+
+TEST_CASE(
+    "matmul: a single product under 2^18 multiply-adds gives the same bits at every thread count") {
+  // Such products are one OpenBLAS call whatever the thread count. Split into blocks of rows
+  // they gave other float64 bits on Zen 3 ([32,8]x[8,16] at 2-4 threads; issue 12's
+  // concurrency test found it), since OpenBLAS picks its kernels by size.
+  tg::manual_seed(12);
+  const int before = tg::get_num_threads();
+  for (tg::DType dt : {tg::kFloat32, tg::kFloat64}) {
+    for (auto [m, k, n] :
+         {std::array<int64_t, 3>{32, 8, 16}, {70, 33, 25}, {30, 33, 91}, {100, 17, 9}}) {
+      CAPTURE(m);
+      CAPTURE(n);
+      const tg::Tensor a = tg::randn({m, k}, dt), b = tg::randn({k, n}, dt);
+      tg::set_num_threads(1);
+      const std::vector<double> want = tg::matmul(a, b).to(tg::kFloat64).to_vector<double>();
+      for (int threads : {2, 3, 4, 5}) {
+        CAPTURE(threads);
+        tg::set_num_threads(threads);
+        CHECK(tg::matmul(a, b).to(tg::kFloat64).to_vector<double>() == want);
       }
     }
   }

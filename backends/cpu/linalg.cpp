@@ -171,14 +171,19 @@ template <typename T> void gemm_blas(const MatrixOperand& a, const MatrixOperand
   // two threads took 1.8x the time of one thread.
   const int64_t batch = static_cast<int64_t>(a.offsets.size()), threads = get_num_threads();
   const bool small = int64_t{M} * N * K < (int64_t{1} << 22);
+  const bool tiny = int64_t{M} * N * K < (int64_t{1} << 18);  // OpenBLAS's own one-thread bound
   if (threads > 1 && batch > 1 && (small || batch % threads == 0 || batch >= 4 * threads)) {
     SerialBlas serial(true);
     const int64_t work = std::max<int64_t>(int64_t{M} * N * K, 1);
     parallel_for(0, batch, std::max<int64_t>(1, kElementwiseGrain / work), products);
-  } else if (threads > 1 && batch == 1 && std::max(M, N) >= 8 * threads) {
+  } else if (threads > 1 && batch == 1 && !tiny && std::max(M, N) >= 8 * threads) {
     // One product: a block of C's rows (or of its columns, when it has more) per pool thread,
     // OpenBLAS single-threaded in each. OpenBLAS's own two threads took 1.3x this time for
-    // [64,784]x[784,256] and 512^3 (docs/PERFORMANCE.md).
+    // [64,784]x[784,256] and 512^3 (docs/PERFORMANCE.md). Tiny products stay one call, as
+    // OpenBLAS itself keeps them on one thread: a block's rows can get other bits than the
+    // same rows of one call over all of C (OpenBLAS picks its kernels by size: float64
+    // [32,8]x[8,16] at 2-4 threads on Zen 3, even with blocks on 16-row boundaries), so
+    // small models' steps give the same bits at every thread count.
     SerialBlas serial(true);
     const T* A = a.t.data<T>() + a.offsets[0];
     const T* B = b.t.data<T>() + b.offsets[0];
