@@ -167,11 +167,11 @@ TEST_CASE(
   tg::manual_seed(12);
   const int before = tg::get_num_threads();
   for (tg::DType dt : {tg::kFloat32, tg::kFloat64}) {
-    for (auto [m, k, n] :
+    for (const auto& shape :
          {std::array<int64_t, 3>{32, 8, 16}, {70, 33, 25}, {30, 33, 91}, {100, 17, 9}}) {
-      CAPTURE(m);
-      CAPTURE(n);
-      const tg::Tensor a = tg::randn({m, k}, dt), b = tg::randn({k, n}, dt);
+      CAPTURE(shape);  // a named array, not a structured binding: clang-14 cannot capture those
+      const tg::Tensor a = tg::randn({shape[0], shape[1]}, dt);
+      const tg::Tensor b = tg::randn({shape[1], shape[2]}, dt);
       tg::set_num_threads(1);
       const std::vector<double> want = tg::matmul(a, b).to(tg::kFloat64).to_vector<double>();
       for (int threads : {2, 3, 4, 5}) {
