@@ -200,11 +200,6 @@ __attribute__((target("avx2"))) void transpose_tile_avx2(uint32_t* dst, const ui
   transpose_block(dst, src, i0, i8, j8, j1, cols, ld);
   transpose_block(dst, src, i8, i1, j0, j1, cols, ld);
 }
-
-bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
 #endif
 
 // dst [rows, cols] contiguous = src read with steps (1, ld), in square tiles of kTile items. The
@@ -225,7 +220,7 @@ void transpose_copy(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld
     // 256, although each dst row then gets 64-byte pieces (scattered non-temporal 64-byte writes
     // alone ran at half the speed of 256-byte ones).
     constexpr int64_t kStreamBytes = int64_t{16} << 20;
-    if (have_avx2() && rows * cols * 4 >= kStreamBytes && cols % 16 == 0 &&
+    if (cpu_has_avx2() && rows * cols * 4 >= kStreamBytes && cols % 16 == 0 &&
         reinterpret_cast<uintptr_t>(dst) % 64 == 0) {
       // TG_SIMD=avx2 (or weaker) keeps the AVX2 band, so that the tests reach it here too.
       const bool wide = cpu_runs_avx512();
@@ -242,7 +237,7 @@ void transpose_copy(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld
       });
       return;
     }
-    if (have_avx2()) {
+    if (cpu_has_avx2()) {
       constexpr int64_t kTile = 256;
       const int64_t col_tiles = (cols + kTile - 1) / kTile;
       parallel_for(0, col_tiles, std::max<int64_t>(1, kElementwiseGrain / (kTile * rows)),
