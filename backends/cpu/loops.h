@@ -16,12 +16,14 @@
 //               over strides.
 #include <tapegrad/backends/cpu/one_value.h>
 #include <tapegrad/backends/cpu/simd/vec_binary.h>
+#include <tapegrad/backends/cpu/strided_walk.h>
 #include <tapegrad/core/checked.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/cpu_features.h>
 #include <tapegrad/core/error.h>
 #include <tapegrad/core/inplace_target.h>
 #include <tapegrad/core/parallel.h>
+#include <tapegrad/core/scalar.h>
 #include <tapegrad/generated/tensor.h>
 #include <tapegrad/ops/factories.h>
 
@@ -96,6 +98,8 @@ template <typename T> struct Broadcast {
   T value;
   T operator[](int64_t) const { return value; }
 };
+template <typename S> constexpr bool kIsBroadcast = false;
+template <typename T> constexpr bool kIsBroadcast<Broadcast<T>> = true;
 
 // ---- the flat loop ---------------------------------------------------------------------------
 
@@ -198,159 +202,79 @@ void with_sources(const Run& run, std::tuple<Src...> done, const Operand<T>& nex
 
 // ---- the strided loop ------------------------------------------------------------------------
 
-// Merges neighbouring dims that every operand walks as one (stride[d] == stride[d+1] * size[d+1])
-// and drops size-1 dims, so that e.g. [2, 3, 4] + [4] runs as [6, 4].
-template <size_t N> void coalesce_dims(Shape& shape, std::array<Shape, N>& strides) {
-  size_t kept = 0;  // dims [0, kept) hold the result
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = kept > 0;
-    for (size_t k = 0; k < N && merge; ++k)
-      merge = strides[k][kept - 1] == strides[k][d] * shape[d];
-    if (merge) {
-      shape[kept - 1] *= shape[d];
-      for (auto& s : strides) s[kept - 1] = s[d];
-    } else {
-      shape[kept] = shape[d];
-      for (auto& s : strides) s[kept] = s[d];
-      ++kept;
-    }
-  }
-  if (kept == 0) {  // every dim had size 1
-    shape[0] = 1;
-    for (auto& s : strides) s[0] = 0;
-    kept = 1;
-  }
-  shape.resize(kept);
-  for (auto& s : strides) s.resize(kept);
-}
-
+// Anything the flat loop cannot take (transposed inputs, broadcasting along inner dims): the walk
+// of strided_walk.h, compiled once, calls two row functions compiled here per op and dtype.
 // in_place: out is one of the inputs (a += b); stores: set by run_operands for the result.
 template <typename Out, typename... In, typename Fn>
 void strided_loop(const Tensor& out, const Fn& fn, bool in_place, vec::Stores stores,
                   const Operand<In>&... ops) {
   constexpr size_t N = sizeof...(In);
-  Shape shape = out.shape();
-  std::array<Shape, N> strides = {ops.strides_for(shape)...};
-  coalesce_dims(shape, strides);
-  const size_t outer_dims = shape.size() - 1;
-  const int64_t inner = shape.back();
-  const int64_t rows = out.numel() / inner;
-  const std::tuple<const In*...> base{ops.pointer()...};
-  Out* o = out.data<Out>();
-
-  const std::array<int64_t, N> step = [&]<size_t... K>(std::index_sequence<K...>) {
-    return std::array<int64_t, N>{strides[K][outer_dims]...};  // innermost strides
-  }
-  (std::index_sequence_for<In...>{});
-
-  // Every operand walks the innermost dim with step 1 (the usual broadcast, [m, n] + [n]): each
-  // row is a flat loop over raw pointers, which vectorises, and needs no band / block walk.
-  if (std::all_of(step.begin(), step.end(), [](int64_t s) { return s == 1; })) {
-    // add/sub/mul/div rows go to their row kernels (simd/vec_binary.h). Other functions take
-    // the AVX2 clone only when the rows are written in place (a += b): there it takes far fewer
-    // cycles than the SSE2 loop, but writing a separate result ([m, n] + [n] out of place) it
-    // was measured slower than SSE2 on this machine's AMD EPYC (a flat [n] + [n] was not), so
-    // those rows keep the SSE2 loop. All compute the same IEEE operations element by element.
-    // The row's index in the outer dims and each operand's offset advance like an odometer, on
-    // raw pointers (Shape's operator[] tests inline-or-heap storage on every access): a row of a
-    // [4096, 1024] + [1024] costs a few additions, not a recomputation over every dim and
-    // operand (that was a fifth of the time of the in-place broadcast add).
-    const int64_t* sizes = shape.data();
-    std::array<const int64_t*, N> stride_of{};
-    for (size_t k = 0; k < N; ++k) stride_of[k] = strides[k].data();
-    // add/sub/mul/div rows of float32 arrays: the row kernel is looked up once per call, not
-    // once per row (with 1024-element rows the per-row lookup was measurable).
-    constexpr bool kFloatRows = (requires { Fn::kRowKernel; }) && std::is_same_v<Out, float> &&
-                                N == 2 && (... && std::is_same_v<In, float>);
-    vec::BinaryRow row_fn = nullptr;
-    if constexpr (kFloatRows) {
-      if (const vec::BinaryIsa* isa = vec::binary_best())
-        row_fn = isa->row(Fn::kRowKernel, vec::Operands::arrays, stores);
-    }
-    auto unit_rows = [&](int64_t row_begin, int64_t row_end) {
-      Shape index_storage(outer_dims, 0);
-      int64_t* index = index_storage.data();
-      std::array<int64_t, N> offset{};
-      for (int64_t r = row_begin, d = static_cast<int64_t>(outer_dims) - 1; d >= 0; --d) {
-        index[d] = r % sizes[d];
-        r /= sizes[d];
-        for (size_t k = 0; k < N; ++k) offset[k] += index[d] * stride_of[k][d];
-      }
-      for (int64_t row = row_begin; row < row_end; ++row) {
-        [&]<size_t... K>(std::index_sequence<K...>) {
-          if constexpr (kFloatRows) {
-            if (row_fn) {
-              row_fn(o + row * inner, (std::get<K>(base) + offset[K])..., inner);
-              return;
-            }
-          }
-          if (in_place || requires { Fn::kRowKernel; })
-            flat_chunk(o + row * inner, 0, inner, fn, stores, (std::get<K>(base) + offset[K])...);
-          else
-            flat_chunk_base(o + row * inner, 0, inner, fn, (std::get<K>(base) + offset[K])...);
-        }
-        (std::index_sequence_for<In...>{});
-        for (int64_t d = static_cast<int64_t>(outer_dims) - 1; d >= 0; --d) {
-          for (size_t k = 0; k < N; ++k) offset[k] += stride_of[k][d];
-          if (++index[d] < sizes[d]) break;
-          for (size_t k = 0; k < N; ++k) offset[k] -= sizes[d] * stride_of[k][d];
-          index[d] = 0;
-        }
-      }
-      if (stores == vec::Stores::streaming) stream_fence();
-    };
-    if (out.numel() <= kElementwiseGrain) {
-      unit_rows(0, rows);
-    } else {
-      parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / inner), unit_rows);
-    }
-    return;
-  }
-
-  // Rows [row_begin, row_end) of the output; a row is one run along the innermost dim. Rows go
-  // in bands of kBand, each band walked in column blocks of kBlock: an operand read with a large
-  // inner stride (a transposed input) then uses whole cache lines across the band instead of one
-  // element per line.
-  constexpr int64_t kBand = 16, kBlock = 128;
-  auto run_rows = [&](int64_t row_begin, int64_t row_end) {
-    Shape index(outer_dims, 0);  // multi-index of the next row over the outer dims
-    for (int64_t r = row_begin, d = static_cast<int64_t>(outer_dims) - 1; d >= 0; --d) {
-      index[d] = r % shape[d];
-      r /= shape[d];
-    }
-    std::array<std::array<int64_t, kBand>, N> offset;  // each band row's start, per operand
-    for (int64_t band = row_begin; band < row_end; band += kBand) {
-      const int64_t band_rows = std::min(kBand, row_end - band);
-      for (int64_t r = 0; r < band_rows; ++r) {
-        for (size_t k = 0; k < N; ++k) {
-          offset[k][r] = 0;
-          for (size_t d = 0; d < outer_dims; ++d) offset[k][r] += index[d] * strides[k][d];
-        }
-        for (int64_t d = static_cast<int64_t>(outer_dims) - 1; d >= 0; --d) {  // next row
-          if (++index[d] < shape[d]) break;
-          index[d] = 0;
-        }
-      }
-      for (int64_t j0 = 0; j0 < inner; j0 += kBlock) {
-        const int64_t j1 = std::min(inner, j0 + kBlock);
-        for (int64_t r = 0; r < band_rows; ++r) {
-          [&]<size_t... K>(std::index_sequence<K...>) {
-            const std::tuple<const In*...> p{(std::get<K>(base) + offset[K][r])...};
-            Out* orow = o + (band + r) * inner;
-            for (int64_t j = j0; j < j1; ++j)
-              orow[j] = static_cast<Out>(fn(std::get<K>(p)[j * step[K]]...));
-          }
-          (std::index_sequence_for<In...>{});
-        }
-      }
-    }
+  static_assert(N <= kMaxWalkOperands);
+  // add/sub/mul/div rows of float32 arrays go to their row kernels (simd/vec_binary.h), looked
+  // up once per call, not once per row (with 1024-element rows the per-row lookup was measurable).
+  constexpr bool kFloatRows = (requires { Fn::kRowKernel; }) && std::is_same_v<Out, float> &&
+                              N == 2 && (... && std::is_same_v<In, float>);
+  struct Context {
+    Out* out;
+    std::tuple<const In*...> base;
+    const Fn* fn;
+    bool in_place;
+    vec::Stores stores;
+    vec::BinaryRow row_kernel;
   };
-  if (out.numel() <= kElementwiseGrain) {
-    run_rows(0, rows);
-  } else {
-    parallel_for(0, rows, std::max<int64_t>(1, kElementwiseGrain / inner), run_rows);
+  Context ctx{out.data<Out>(), {ops.pointer()...}, &fn, in_place, stores, nullptr};
+  if constexpr (kFloatRows) {
+    if (const vec::BinaryIsa* isa = vec::binary_best())
+      ctx.row_kernel = isa->row(Fn::kRowKernel, vec::Operands::arrays, stores);
   }
+
+  // Rows where every input has step 1 ([m, n] + [n]): a flat run over raw pointers. Other
+  // functions than the row kernels take the AVX2 clone only when the rows are written in place
+  // (a += b): there it takes far fewer cycles than the SSE2 loop, but writing a separate result
+  // ([m, n] + [n] out of place) it was measured slower than SSE2 on this machine's AMD EPYC (a
+  // flat [n] + [n] was not), so those rows keep the SSE2 loop. All compute the same IEEE
+  // operations element by element.
+  WalkRow unit_row = [](const void* c, int64_t out_index, const int64_t* offset, const int64_t*,
+                        int64_t count) {
+    const Context& x = *static_cast<const Context*>(c);
+    [&]<size_t... K>(std::index_sequence<K...>) {
+      if constexpr (kFloatRows) {
+        if (x.row_kernel) {
+          x.row_kernel(x.out + out_index, (std::get<K>(x.base) + offset[K])..., count);
+          return;
+        }
+      }
+      if (x.in_place || requires { Fn::kRowKernel; })
+        flat_chunk(x.out + out_index, 0, count, *x.fn, x.stores,
+                   (std::get<K>(x.base) + offset[K])...);
+      else
+        flat_chunk_base(x.out + out_index, 0, count, *x.fn, (std::get<K>(x.base) + offset[K])...);
+    }
+    (std::index_sequence_for<In...>{});
+  };
+  WalkRow any_row = [](const void* c, int64_t out_index, const int64_t* offset, const int64_t* step,
+                       int64_t count) {
+    const Context& x = *static_cast<const Context*>(c);
+    [&]<size_t... K>(std::index_sequence<K...>) {
+      const std::tuple<const In*...> p{(std::get<K>(x.base) + offset[K])...};
+      const std::array<int64_t, N> s{step[K]...};  // local: an int64 output could alias step
+      Out* o = x.out + out_index;
+      for (int64_t j = 0; j < count; ++j)
+        o[j] = static_cast<Out>((*x.fn)(std::get<K>(p)[j * s[K]]...));
+    }
+    (std::index_sequence_for<In...>{});
+  };
+
+  StridedWalk walk;
+  walk.shape = out.shape();
+  size_t k = 0;
+  (..., (walk.strides[k++] = ops.strides_for(walk.shape)));
+  walk.operands = static_cast<int>(N);
+  walk.unit_row = unit_row;
+  walk.any_row = any_row;
+  walk.ctx = &ctx;
+  walk.streaming = stores == vec::Stores::streaming;
+  run_strided_walk(std::move(walk));
 }
 
 // ---- the engine's entry point ------------------------------------------------------------------
@@ -368,7 +292,19 @@ void run_operands(const Tensor& out, const Fn& fn, const Operand<In>&... ops) {
           ? vec::Stores::streaming
           : vec::Stores::cached;
   if ((... && (ops.single || ops.dense)))
-    with_sources([&](auto... src) { flat_loop(o, n, fn, stores, src...); }, std::tuple<>(), ops...);
+    with_sources(
+        [&](auto... src) {
+          if constexpr ((... && kIsBroadcast<decltype(src)>)) {  // one value in, one value out
+            const Out value = static_cast<Out>(fn(src.value...));
+            if (n == 1)
+              *o = value;
+            else
+              fill_data(out, Scalar(value));
+          } else {
+            flat_loop(o, n, fn, stores, src...);
+          }
+        },
+        std::tuple<>(), ops...);
   else
     strided_loop<Out>(out, fn, in_place, stores, ops...);
 }

@@ -1,0 +1,35 @@
+#pragma once
+// The N-d walk of the elementwise engine's strided loop (loops.h), compiled once for every op
+// and dtype. The walk splits a contiguous output into rows along its innermost dim and hands each
+// row to the op's row function; only that small function is a template per op and dtype. Before
+// the split, each op and dtype compiled its own copy of this walk: a third of the CPU backend's
+// compile time went into those copies.
+#include <tapegrad/core/shape.h>
+
+#include <cstdint>
+
+namespace tg::cpu {
+
+// The most inputs an elementwise lambda takes (map_into of nn_loss: four).
+inline constexpr int kMaxWalkOperands = 4;
+
+// One row of the walk: `count` outputs starting at output element `out_index` (the output is
+// contiguous), input k starting at element `offset[k]` of its data and advancing `step[k]`
+// elements per output. `ctx` is the op's own state (pointers, the lambda).
+using WalkRow = void (*)(const void* ctx, int64_t out_index, const int64_t* offset,
+                         const int64_t* step, int64_t count);
+
+struct StridedWalk {
+  Shape shape;                      // the output's shape
+  Shape strides[kMaxWalkOperands];  // each input's element strides over `shape`
+  int operands = 0;                 // how many entries of `strides` are used
+  WalkRow unit_row = nullptr;       // rows where every input has step 1
+  WalkRow any_row = nullptr;        // any other rows (each row at most kWalkBlock long)
+  const void* ctx = nullptr;        // passed to both
+  bool streaming = false;           // rows write with streaming stores (fence per chunk)
+};
+
+// Runs every row of the output once, split across the pool when the output is large.
+void run_strided_walk(StridedWalk walk);
+
+}  // namespace tg::cpu
