@@ -1,9 +1,8 @@
 #pragma once
 // The N-d walk of the elementwise engine's strided loop (loops.h), compiled once for every op
 // and dtype. The walk splits a contiguous output into rows along its innermost dim and hands each
-// row to the op's row function; only that small function is a template per op and dtype. Before
-// the split, each op and dtype compiled its own copy of this walk: a third of the CPU backend's
-// compile time went into those copies.
+// row to the op's row function; only that small function is a template per op and dtype, so the
+// walk is not compiled again for every op and dtype (docs/CI.md).
 #include <tapegrad/core/shape.h>
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build-tsan}
-# -O0 with line tables: TSan's reports keep file and line, and the build costs about half of -O1
+# -O0 with line tables: TSan's reports keep file and line, and the build is cheaper than at -O1
 # (the test is small: it runs in seconds either way).
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_SANITIZE=thread \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1" \
