@@ -119,8 +119,9 @@ void launch_where(void* out, const bool* cond, const void* a, const void* b, DTy
                   const StridedLayout<4>& layout);
 // out[r] = the reduction of row r of a contiguous rows x cols matrix (rows > 0), in and out of
 // `dtype`. Sum of no elements is 0, prod 1; Max / Min of no elements are -inf / +inf (the
-// callers reject empty max / min before dispatch).
-enum class ReduceKind { Sum, Mean, Prod, Max, Min };  // Mean: floating dtypes only
+// callers reject empty max / min before dispatch). Sum and Prod take the accumulation dtypes
+// (float64, int64), Mean float64; Max and Min every dtype.
+enum class ReduceKind { Sum, Mean, Prod, Max, Min };
 void launch_reduce_rows(ReduceKind kind, const void* in, void* out, DType dtype, int64_t rows,
                         int64_t cols);
 // values[r] = max (greater) or min of row r, indices[r] its first column (NaN wins); cols > 0.

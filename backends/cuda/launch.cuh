@@ -1,7 +1,9 @@
 #pragma once
 // The launch layer: f(i) for every i in [0, n), on the backend's stream. With nvcc it is one
 // grid-stride kernel launch; in the emulation build the same functor runs over the same index
-// range through Thrust's host device system (OpenMP threads, or a plain loop without OpenMP).
+// range in an OpenMP loop (as Thrust's OpenMP device system runs its for_each; a plain loop
+// without OpenMP). Not through Thrust's for_each itself: its iterator layers, one instance per
+// kernel, doubled the emulated kernels' compile and ran slowly unoptimised (docs/CI.md).
 // Kernels must therefore not depend on the order of i nor on which thread runs it; cooperation
 // between indices goes through atomics (atomics.cuh) or the device-wide algorithms
 // (algorithms.cuh), never through shared memory.
@@ -9,12 +11,6 @@
 #include <cstdint>
 
 #include "cuda_utils.h"
-
-#if defined(TG_CUDA_EMULATION)
-#include <thrust/execution_policy.h>
-#include <thrust/for_each.h>
-#include <thrust/iterator/counting_iterator.h>
-#endif
 
 namespace tg::cuda::detail {
 
@@ -35,7 +31,10 @@ template <typename F> void launch_n(const char* op, int64_t n, const F& f) {
   if (n <= 0) return;
 #if defined(TG_CUDA_EMULATION)
   (void)op;
-  thrust::for_each_n(thrust::device, thrust::counting_iterator<int64_t>(0), n, f);
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static)
+#endif
+  for (int64_t i = 0; i < n; ++i) f(i);
 #else
   const int64_t blocks = std::min((n + kThreadsPerBlock - 1) / kThreadsPerBlock, kMaxBlocks);
   const unsigned grid = static_cast<unsigned>(blocks), block = kThreadsPerBlock;

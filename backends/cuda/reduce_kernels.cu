@@ -46,24 +46,38 @@ template <typename T> struct DivideBody {
 
 void launch_reduce_rows(ReduceKind kind, const void* in, void* out, DType dtype, int64_t rows,
                         int64_t cols) {
-  visit_dtype("reduce", dtype, [&](auto tag) {
+  if (kind == ReduceKind::Max || kind == ReduceKind::Min) {  // in the input's own dtype
+    visit_dtype(kind == ReduceKind::Max ? "amax" : "amin", dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* d_in = static_cast<const T*>(in);
+      T* d_out = static_cast<T*>(out);
+      if (kind == ReduceKind::Max)
+        reduce_rows("amax", d_in, d_out, rows, cols, ExtremeOp<T, true>{}, lowest_value<T>());
+      else
+        reduce_rows("amin", d_in, d_out, rows, cols, ExtremeOp<T, false>{}, highest_value<T>());
+    });
+    return;
+  }
+  // Sums, means and products run in the accumulation dtypes only (reduce.cpp converts first):
+  // each CUB reduction is a large instance, so none for dtypes that never come here.
+  auto accumulate = [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* d_in = static_cast<const T*>(in);
     T* d_out = static_cast<T*>(out);
-    switch (kind) {
-      case ReduceKind::Sum: return reduce_rows("sum", d_in, d_out, rows, cols, SumOp<T>{}, T(0));
-      case ReduceKind::Mean:
-        reduce_rows("mean", d_in, d_out, rows, cols, SumOp<T>{}, T(0));
-        return launch_n("mean", rows, DivideBody<T>{d_out, static_cast<T>(cols)});
-      case ReduceKind::Prod: return reduce_rows("prod", d_in, d_out, rows, cols, ProdOp<T>{}, T(1));
-      case ReduceKind::Max:
-        return reduce_rows("amax", d_in, d_out, rows, cols, ExtremeOp<T, true>{},
-                           lowest_value<T>());
-      case ReduceKind::Min:
-        return reduce_rows("amin", d_in, d_out, rows, cols, ExtremeOp<T, false>{},
-                           highest_value<T>());
-    }
-  });
+    if (kind == ReduceKind::Prod)
+      return reduce_rows("prod", d_in, d_out, rows, cols, ProdOp<T>{}, T(1));
+    reduce_rows(kind == ReduceKind::Mean ? "mean" : "sum", d_in, d_out, rows, cols, SumOp<T>{},
+                T(0));
+    if (kind == ReduceKind::Mean)
+      launch_n("mean", rows, DivideBody<T>{d_out, static_cast<T>(cols)});
+  };
+  switch (dtype) {
+    case kFloat64: return accumulate(TypeTag<double>{});
+    case kInt64:
+      if (kind != ReduceKind::Mean) return accumulate(TypeTag<int64_t>{});
+      [[fallthrough]];
+    default: throw_unsupported_dtype(kind == ReduceKind::Mean ? "mean" : "reduce", dtype);
+  }
 }
 
 void launch_extreme_index_rows(bool greater, const void* in, void* values, int64_t* indices,
