@@ -26,22 +26,27 @@ Tensor leaf(Tensor t) {
 
 }  // namespace
 
-TEST_CASE("fast gradcheck gives the full gradcheck's verdict on every built-in op's samples") {
-  tg::testing::CheckOptions full, fast;
-  full.derived = fast.derived = false;
-  full.fused_vs_composed = fast.fused_vs_composed = false;
-  full.dtypes = fast.dtypes = {tg::kFloat64};
+// The full gradcheck passes on every one of these samples: the op check ("op check: <op>", the
+// generated cases) runs it on the same samples with more (every dtype, the derived cases).
+// Running it again here cost most of this file's time, so only the fast mode runs: it must pass
+// where the full one does. That it fails where the full one fails is the next case's.
+TEST_CASE("fast gradcheck passes on every built-in op's samples, as the full one does") {
+  tg::testing::CheckOptions fast;
+  fast.derived = false;
+  fast.fused_vs_composed = false;
+  fast.dtypes = {tg::kFloat64};
   fast.fast_gradcheck = true;
-  int compared = 0;
+  int gradchecks = 0, gradgradchecks = 0;
   for (const auto& op : tg::registry::all_ops()) {
     if (op.library != "tapegrad") continue;
-    const auto a = tg::testing::check_op(op, full), b = tg::testing::check_op(op, fast);
-    INFO(op.name << "\nfull:\n" << a << "fast:\n" << b);
-    CHECK(a.ok == b.ok);
-    CHECK(a.gradchecks == b.gradchecks);
-    compared += a.gradchecks;
+    const auto r = tg::testing::check_op(op, fast);
+    INFO(op.name << "\nfast:\n" << r);
+    CHECK(r.ok);
+    gradchecks += r.gradchecks;
+    gradgradchecks += r.gradgradchecks;
   }
-  CHECK(compared > 100);
+  CHECK(gradchecks > 100);
+  CHECK(gradgradchecks > 50);
 }
 
 TEST_CASE("fast gradcheck catches a wrong gradient and names the element from the full block") {
