@@ -156,7 +156,7 @@ Tensor index_fill_value_backward(const Tensor& grad_output, int64_t dim, const T
   const detail::Entries e = fill_entries(op, mask, d, index);
   detail::launch_fill_slots(kBool, mask.data_ptr(), yes.data_ptr(), e.slots.data<int64_t>(), e.n);
   const Tensor none = zeros({}, grad1.dtype(), grad1.device());
-  return sum(where(mask, grad1, none), {}, false, std::nullopt);
+  return cuda::sum(cuda::where(mask, grad1, none), {}, false, std::nullopt);
 }
 
 }  // namespace tg::cuda
