@@ -1,11 +1,13 @@
 #include <tapegrad/core/cpu_features.h>
 
+#include <tapegrad/core/env.h>
 #include <tapegrad/core/parallel.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #if defined(__x86_64__)
@@ -66,11 +68,8 @@ int64_t streaming_store_min_bytes() {
   static const int64_t bytes = [] {
     // TG_STREAMING_MIN_BYTES overrides (a machine whose cache sysfs misreports; the tests, which
     // check results that take this path without building cache-sized ones)
-    if (const char* v = std::getenv("TG_STREAMING_MIN_BYTES")) {
-      char* end = nullptr;
-      const long long n = std::strtoll(v, &end, 10);
-      if (end != v && *end == '\0' && n > 0) return static_cast<int64_t>(n);
-    }
+    if (const std::optional<int64_t> n = env_integer("TG_STREAMING_MIN_BYTES"); n && *n > 0)
+      return *n;
     const int64_t llc = largest_cache_bytes();
     return llc > 0 ? llc / 2 : int64_t{8} << 20;
   }();

@@ -22,13 +22,14 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include <tapegrad/core/env.h>
 #include <tapegrad/core/error.h>
 
 #ifdef TG_WITH_BLAS
@@ -54,12 +55,9 @@ inline void cpu_relax() {
 }
 
 int64_t spin_ns_from_env() {
-  const char* env = std::getenv("TG_POOL_SPIN_US");
-  if (!env || !*env) return kDefaultSpinUs * 1000;
-  char* end = nullptr;
-  const long long us = std::strtoll(env, &end, 10);
-  if (*end != '\0' || us < 0) return kDefaultSpinUs * 1000;
-  return std::min<long long>(us, 1000000) * 1000;  // at most a second
+  const std::optional<int64_t> us = env_integer("TG_POOL_SPIN_US");
+  if (!us || *us < 0) return kDefaultSpinUs * 1000;
+  return std::min<int64_t>(*us, 1000000) * 1000;  // at most a second
 }
 
 // Polls ready() until it holds or spin_ns have passed; returns whether it holds.
