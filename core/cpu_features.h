@@ -17,7 +17,7 @@ bool cpu_has_avx2();
 // Whether kernels write a fresh result of `result_bytes` with streaming (non-temporal) stores:
 // when each thread's share of it (the pool's thread count, get_num_threads()) is at least
 // streaming_store_min_bytes(), half the largest cache (the L3 on x86) as Linux reports it, or
-// 8 MiB when it reports none (the environment variable TG_STREAMING_MIN_BYTES, a byte count,
+// 16 MiB when it reports none (the environment variable TG_STREAMING_MIN_BYTES, a byte count,
 // overrides it). A share that large and the input it is computed from fill that
 // cache, so the result would not stay there for its reader anyway; skipping the read of each
 // destination line then saves a third of the traffic. Per thread, because threads may each
