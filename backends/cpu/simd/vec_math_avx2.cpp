@@ -11,21 +11,26 @@ TG_SLEEF_TRAITS(F8, float, __m256, 8, f8, avx2, _mm256_loadu_ps, _mm256_storeu_p
 TG_SLEEF_TRAITS(D4, double, __m256d, 4, d4, avx2, _mm256_loadu_pd, _mm256_storeu_pd,
                 _mm256_sqrt_pd);
 // float32 adds rounding and 2^n scaling for gelu's inline e^a (exp_nonpositive in
-// vec_math_impl.h). AVX2 has no vscalefps: ldexp builds 2^n from its exponent bits, which reach
-// only 2^-126, so it scales in two steps. p is in [0.70, 1.42] and n in [-159, 0]: with
-// n1 = max(n, -125), p 2^n1 is a normal float (exact), and the second factor 2^(n - n1), at
-// least 2^-34, rounds a subnormal result once, as vscalefps does.
+// vec_math_impl.h). AVX2 has no vscalefps: ldexp builds a power of two from its exponent bits,
+// which reach only 2^-126, so it scales in two steps. p is in [0.70, 1.42] and n in [-159, 0]:
+// p 2^(n + 64) is a normal float (exact), and the constant 2^-64 rounds a subnormal result
+// once, as vscalefps does. (Splitting n at -125 instead took a max, a subtraction and a second
+// conversion per vector.)
+// n + 191 (2^(n + 64)'s exponent field) lands in the low mantissa bits of n + 1.5 * 2^23 + 191
+// (exact: n is integral), which the shift moves into place; no conversion to integers. minps and
+// maxps return their second operand on NaN or equal inputs, as the traits' compare-and-select
+// does, in one instruction instead of two.
 struct F8R : F8 {
-  static Vec round_to_int(Vec x) {
-    return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  }
-  static Vec pow2(Vec n) {  // 2^n for integral n in [-126, 127]
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtps_epi32(n + 127.0f), 23));
+  static Vec round_to_int(Vec x) {  // for |x| < 2^22: adding 1.5 * 2^23 rounds away the fraction
+    return (x + 0x1.8p23f) - 0x1.8p23f;
   }
   static Vec ldexp(Vec p, Vec n) {
-    const Vec n1 = _mm256_max_ps(n, _mm256_set1_ps(-125.0f));
-    return (p * pow2(n1)) * pow2(n - n1);
+    const Vec biased = n + (0x1.8p23f + 191.0f);
+    const Vec pow2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(biased), 23));
+    return (p * pow2) * 0x1p-64f;
   }
+  static Vec fmin(Vec a, Vec b) { return _mm256_min_ps(a, b); }
+  static Vec fmax(Vec a, Vec b) { return _mm256_max_ps(a, b); }
 };
 }  // namespace
 

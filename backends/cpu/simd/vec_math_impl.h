@@ -30,9 +30,19 @@ template <class Vec> inline Vec clear_sign(Vec x) {
 
 // Full vectors straight from the arrays; the tail through a zero-padded vector (the padding
 // lanes' results are dropped), so the tail's elements take exactly the same instructions.
+// Two vectors per iteration where there are two: the inline kernels (gelu's Phi, the sigmoids)
+// are long dependency chains, and with two in one block the compiler's scheduler
+// (-fschedule-insns in CMakeLists.txt) interleaves them, which a core with a small window
+// (Zen 1) does not do by itself across iterations.
 template <class V, class Op> void unary_loop(const typename V::T* x, typename V::T* y, int64_t n) {
   using T = typename V::T;
   int64_t i = 0;
+  for (; i + 2 * V::W <= n; i += 2 * V::W) {
+    const typename V::Vec a = Op::template f<V>(V::load(x + i));
+    const typename V::Vec b = Op::template f<V>(V::load(x + i + V::W));
+    V::store(y + i, a);
+    V::store(y + i + V::W, b);
+  }
   for (; i + V::W <= n; i += V::W) V::store(y + i, Op::template f<V>(V::load(x + i)));
   if (i < n) {
     T buf[V::W] = {};
@@ -47,6 +57,12 @@ template <class V, class Op>
 void binary_loop(const typename V::T* g, const typename V::T* x, typename V::T* out, int64_t n) {
   using T = typename V::T;
   int64_t i = 0;
+  for (; i + 2 * V::W <= n; i += 2 * V::W) {  // two per iteration, as in unary_loop
+    const typename V::Vec a = Op::template f<V>(V::load(g + i), V::load(x + i));
+    const typename V::Vec b = Op::template f<V>(V::load(g + i + V::W), V::load(x + i + V::W));
+    V::store(out + i, a);
+    V::store(out + i + V::W, b);
+  }
   for (; i + V::W <= n; i += V::W)
     V::store(out + i, Op::template f<V>(V::load(g + i), V::load(x + i)));
   if (i < n) {
@@ -131,22 +147,32 @@ struct Rsqrt {
 // and on AVX2 that call made gelu's Phi the slowest part of the loop. a = n ln2 + r
 // (n = round(a / ln2), ln2 in two parts so that r is exact), e^r = 1 + r + r^2 Q(r) with Q a
 // degree-4 fit (relative error 3e-9; fit_gelu_erf.py), and 2^n applied by the ISA's ldexp, which
-// rounds a subnormal result once. a is clamped at -110, below which e^a is 0 in float32; a NaN a
-// stays NaN (fmax returns its second operand when one is NaN). Always inline: as a call (GCC
-// kept one out-of-line copy for its users) it cost the loop what SLEEF's call did.
+// rounds a subnormal result once. Always inline: as a call (GCC kept one out-of-line copy for
+// its users) it cost the loop what SLEEF's call did.
+template <class V>
+concept InlineExp = requires(typename V::Vec a) {
+  V::ldexp(V::round_to_int(a), a);
+};
+
+// The inline e^a for a in [-110, 0] (below -110 e^a is 0 in float32 and n would leave ldexp's
+// range; the caller clamps). A NaN a stays NaN.
+template <InlineExp V>
+__attribute__((always_inline)) inline typename V::Vec exp_from_minus_110(typename V::Vec a) {
+  using Vec = typename V::Vec;
+  constexpr float kQ[] = {0.49999994f, 0.166665211f, 0.0416682586f, 0.00836866908f, 0.00138213614f};
+  const Vec n = V::round_to_int(a * float(M_LOG2E));
+  Vec r = a - n * 0.693145751953125f;  // ln 2's leading bits: n * them is exact
+  r = r - n * 1.42860676533018704e-06f;
+  Vec q = Vec{} + kQ[4];
+  for (int k = 3; k >= 0; --k) q = q * r + kQ[k];
+  return V::ldexp((r * r) * q + r + 1.0f, n);
+}
+// Any a <= 0: clamped at -110 for the inline form (fmax returns its second operand when one is
+// NaN, so a NaN a stays NaN).
 template <class V>
 __attribute__((always_inline)) inline typename V::Vec exp_nonpositive(typename V::Vec a) {
-  using Vec = typename V::Vec;
-  if constexpr (requires { V::ldexp(V::round_to_int(a), a); }) {
-    constexpr float kQ[] = {0.49999994f, 0.166665211f, 0.0416682586f, 0.00836866908f,
-                            0.00138213614f};
-    a = V::fmax(Vec{} - 110.0f, a);
-    const Vec n = V::round_to_int(a * float(M_LOG2E));
-    Vec r = a - n * 0.693145751953125f;  // ln 2's leading bits: n * them is exact
-    r = r - n * 1.42860676533018704e-06f;
-    Vec q = Vec{} + kQ[4];
-    for (int k = 3; k >= 0; --k) q = q * r + kQ[k];
-    return V::ldexp((r * r) * q + r + 1.0f, n);
+  if constexpr (InlineExp<V>) {
+    return exp_from_minus_110<V>(V::fmax(typename V::Vec{} - 110.0f, a));
   } else {
     return V::exp(a);
   }
@@ -191,25 +217,37 @@ template <class V> struct PhiFloat {
   using Vec = typename V::Vec;
   Vec half_erfc;  // erfc(|x|/sqrt2) / 2 = half_erfcx * e
   Vec half_erfcx;
-  Vec e;  // exp(-x^2/2)
+  Vec e;      // exp(-x^2/2)
+  Vec abs_x;  // |x|, at most 14.8
   decltype(Vec{} < Vec{}) negative;
 
   explicit PhiFloat(Vec x) {
-    static constexpr float kR[] = {1.0f,           -1.25675893f,  0.48651576f,   0.211091995f,
-                                   -0.0934342444f, -0.123142414f, 0.0912879109f, -0.171634912f,
-                                   0.267499864f,   -0.164733246f, 0.0353969783f};
-    // u stops at 20 (there e is 0 and the result exactly 0 or 1), so that s is never inf * 0.
-    const Vec u = V::fmin(V::fabs(x) * float(M_SQRT1_2), Vec{} + 20.0f);
-    const Vec t = reciprocal<V>(1.0f + 0.5f * u);
-    const Vec s = (0.5f * u) * t;  // 1 - t, without the cancellation near t = 1
-    Vec p = Vec{} + kR[10];
-    for (int k = 9; k >= 0; --k) p = p * s + kR[k];
-    e = exp_nonpositive<V>(-0.5f * (x * x));
-    half_erfcx = 0.5f * (t * p);
+    // R / 2: the halving of erfc folded into the coefficients (exact, as every power of two),
+    // one multiply fewer per vector.
+    static constexpr float kHalfR[] = {0.5f * 1.0f,           0.5f * -1.25675893f,
+                                       0.5f * 0.48651576f,    0.5f * 0.211091995f,
+                                       0.5f * -0.0934342444f, 0.5f * -0.123142414f,
+                                       0.5f * 0.0912879109f,  0.5f * -0.171634912f,
+                                       0.5f * 0.267499864f,   0.5f * -0.164733246f,
+                                       0.5f * 0.0353969783f};
+    // |x| stops at 14.8, where e = exp(-x^2/2) is below half the smallest subnormal (so 0, as
+    // beyond it) and -x^2/2 still in exp_from_minus_110's range: one clamp for both, and s is
+    // never inf * 0. (minps returns the bound for a NaN x; the NaN comes back through x.)
+    abs_x = V::fmin(V::fabs(x), Vec{} + 14.8f);
+    const Vec h = abs_x * float(M_SQRT1_2 / 2);  // u/2
+    const Vec t = reciprocal<V>(1.0f + h);
+    const Vec s = h * t;  // 1 - t, without the cancellation near t = 1
+    Vec p = Vec{} + kHalfR[10];
+    for (int k = 9; k >= 0; --k) p = p * s + kHalfR[k];
+    e = exp_from_minus_110<V>(-0.5f * (abs_x * abs_x));
+    half_erfcx = t * p;
     half_erfc = e * half_erfcx;
     negative = x < Vec{};
   }
-  Vec phi() const { return negative ? half_erfc : 1.0f - half_erfc; }
+  // x Phi(x): x - x half_erfc in one rounding for x >= 0 (x (1 - half_erfc), two roundings,
+  // reached 4.1 ULP near x = 0.03, this 3.3); the clamped |x| in the product, so that x = inf
+  // gives inf - 0, not inf - inf * 0.
+  Vec x_phi(Vec x) const { return negative ? x * half_erfc : x - abs_x * half_erfc; }
 };
 
 // erfc(-x/sqrt2) rather than 1 + erf(x/sqrt2): no cancellation for negative x, where 1 + erf
@@ -218,7 +256,7 @@ struct GeluErf {
   template <class V> static typename V::Vec f(typename V::Vec x) {
     using T = typename V::T;
     if constexpr (std::is_same_v<T, float> && V::fma) {
-      return x * PhiFloat<V>(x).phi();
+      return PhiFloat<V>(x).x_phi(x);
     } else {
       return T(0.5) * x * V::erfc(x * T(-M_SQRT1_2));
     }
