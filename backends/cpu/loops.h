@@ -234,21 +234,26 @@ void strided_loop(const Tensor& out, const Fn& fn, bool in_place, vec::Stores st
   // ([m, n] + [n] out of place) it was measured slower than SSE2 on this machine's AMD EPYC (a
   // flat [n] + [n] was not), so those rows keep the SSE2 loop. All compute the same IEEE
   // operations element by element.
-  WalkRow unit_row = [](const void* c, int64_t out_index, const int64_t* offset, const int64_t*,
-                        int64_t count) {
+  WalkUnitRows unit_rows = [](const void* c, int64_t out_index, const int64_t* offset,
+                              const int64_t* row_step, int64_t rows, int64_t count) {
     const Context& x = *static_cast<const Context*>(c);
     [&]<size_t... K>(std::index_sequence<K...>) {
+      const std::tuple<const In*...> first{(std::get<K>(x.base) + offset[K])...};
+      const std::array<int64_t, N> s{row_step[K]...};
+      Out* const o = x.out + out_index;
       if constexpr (kFloatRows) {
         if (x.row_kernel) {
-          x.row_kernel(x.out + out_index, (std::get<K>(x.base) + offset[K])..., count);
+          for (int64_t r = 0; r < rows; ++r)
+            x.row_kernel(o + r * count, (std::get<K>(first) + r * s[K])..., count);
           return;
         }
       }
-      if (x.in_place || requires { Fn::kRowKernel; })
-        flat_chunk(x.out + out_index, 0, count, *x.fn, x.stores,
-                   (std::get<K>(x.base) + offset[K])...);
-      else
-        flat_chunk_base(x.out + out_index, 0, count, *x.fn, (std::get<K>(x.base) + offset[K])...);
+      for (int64_t r = 0; r < rows; ++r) {
+        if (x.in_place || requires { Fn::kRowKernel; })
+          flat_chunk(o + r * count, 0, count, *x.fn, x.stores, (std::get<K>(first) + r * s[K])...);
+        else
+          flat_chunk_base(o + r * count, 0, count, *x.fn, (std::get<K>(first) + r * s[K])...);
+      }
     }
     (std::index_sequence_for<In...>{});
   };
@@ -270,7 +275,7 @@ void strided_loop(const Tensor& out, const Fn& fn, bool in_place, vec::Stores st
   size_t k = 0;
   (..., (walk.strides[k++] = ops.strides_for(walk.shape)));
   walk.operands = static_cast<int>(N);
-  walk.unit_row = unit_row;
+  walk.unit_rows = unit_rows;
   walk.any_row = any_row;
   walk.ctx = &ctx;
   walk.streaming = stores == vec::Stores::streaming;

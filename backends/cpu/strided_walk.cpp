@@ -89,14 +89,28 @@ void run_strided_walk(StridedWalk walk) {
   };
 
   // Every operand walks the innermost dim with step 1 (the usual broadcast, [m, n] + [n]): each
-  // row is one flat run, which the row function vectorises.
+  // row is one flat run, which the row function vectorises. Rows go out in runs along the
+  // innermost outer dim, where each operand's offset grows by one stride per row.
   if (std::all_of(step.begin(), step.begin() + n, [](int64_t s) { return s == 1; })) {
+    Offsets row_step{};
+    if (outer_dims > 0)
+      for (int k = 0; k < n; ++k) row_step[k] = stride_of[k][outer_dims - 1];
     run([&](int64_t row_begin, int64_t row_end) {
       Shape index(outer_dims, 0);
       Offsets offset;
       start_row(row_begin, index.data(), offset);
-      for (int64_t row = row_begin; row < row_end; ++row) {
-        walk.unit_row(walk.ctx, row * inner, offset.data(), step.data(), inner);
+      for (int64_t row = row_begin; row < row_end;) {
+        // The rows left in this run of the innermost outer dim (a 1-d walk has one row).
+        const int64_t run_rows =
+            outer_dims == 0
+                ? 1
+                : std::min(row_end - row, sizes[outer_dims - 1] - index[outer_dims - 1]);
+        walk.unit_rows(walk.ctx, row * inner, offset.data(), row_step.data(), run_rows, inner);
+        row += run_rows;
+        if (row == row_end) break;
+        // To the run's last row, then one odometer step: as run_rows calls of next_row.
+        index[outer_dims - 1] += run_rows - 1;
+        for (int k = 0; k < n; ++k) offset[k] += (run_rows - 1) * row_step[k];
         next_row(index.data(), offset);
       }
     });

@@ -18,14 +18,21 @@ inline constexpr int kMaxWalkOperands = 4;
 using WalkRow = void (*)(const void* ctx, int64_t out_index, const int64_t* offset,
                          const int64_t* step, int64_t count);
 
+// `rows` consecutive rows where every input has step 1: row r has `count` outputs from output
+// element out_index + r * count, and input k starts at element offset[k] + r * row_step[k].
+// One call per run of rows ([4096, 1024] + [1024]: one per chunk), not one per row: with
+// 1024-element rows the per-row calls and odometer steps were a measurable part of the op.
+using WalkUnitRows = void (*)(const void* ctx, int64_t out_index, const int64_t* offset,
+                              const int64_t* row_step, int64_t rows, int64_t count);
+
 struct StridedWalk {
-  Shape shape;                      // the output's shape
-  Shape strides[kMaxWalkOperands];  // each input's element strides over `shape`
-  int operands = 0;                 // how many entries of `strides` are used
-  WalkRow unit_row = nullptr;       // rows where every input has step 1
-  WalkRow any_row = nullptr;        // any other rows (each row at most kWalkBlock long)
-  const void* ctx = nullptr;        // passed to both
-  bool streaming = false;           // rows write with streaming stores (fence per chunk)
+  Shape shape;                       // the output's shape
+  Shape strides[kMaxWalkOperands];   // each input's element strides over `shape`
+  int operands = 0;                  // how many entries of `strides` are used
+  WalkUnitRows unit_rows = nullptr;  // rows where every input has step 1
+  WalkRow any_row = nullptr;         // any other rows (each row at most kWalkBlock long)
+  const void* ctx = nullptr;         // passed to both
+  bool streaming = false;            // rows write with streaming stores (fence per chunk)
 };
 
 // Runs every row of the output once, split across the pool when the output is large.
