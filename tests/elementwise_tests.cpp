@@ -543,3 +543,27 @@ TEST_CASE("elementwise: broadcast rows over two outer dims, split across threads
     }
   }
 }
+
+TEST_CASE("elementwise: broadcast rows of a column slice, out of place and in place") {
+  // The left 1000 columns of a [70, 1500] float32 matrix times a [1000] row: every row is a unit-
+  // step run, but consecutive rows of the slice lie 1500 elements apart, not 1000 (the row stride
+  // the walk passes on, not the row length). 70000 elements: split across threads.
+  const Tensor base = tg::arange(70 * 1500, tg::kFloat32).reshape({70, 1500}) * 0.5;
+  const Tensor row = tg::arange(1000, tg::kFloat32) * 0.25 + 1;
+  Tensor whole = base.clone();
+  Tensor left = whole.slice(1, 0, 1000);
+  const Tensor product = tg::mul(left, row);
+  left.mul_(row);
+  const std::vector<double> out = product.to(tg::kFloat64).to_vector<double>();
+  const std::vector<double> in_place = whole.to(tg::kFloat64).to_vector<double>();
+  bool all_equal = true;
+  for (int64_t i = 0; i < 70; ++i)
+    for (int64_t j = 0; j < 1500; ++j) {
+      const float x = static_cast<float>(i * 1500 + j) * 0.5f;  // exact in float32
+      const double want =
+          j < 1000 ? static_cast<double>(x * (static_cast<float>(j) * 0.25f + 1)) : double{x};
+      if (j < 1000 && out[static_cast<size_t>(i * 1000 + j)] != want) all_equal = false;
+      if (in_place[static_cast<size_t>(i * 1500 + j)] != want) all_equal = false;
+    }
+  CHECK(all_equal);
+}
