@@ -248,8 +248,9 @@ void strided_loop(const Tensor& out, const Fn& fn, bool in_place, vec::Stores st
           return;
         }
       }
+      const bool vector_clone = x.in_place || requires { Fn::kRowKernel; };  // once per run
       for (int64_t r = 0; r < rows; ++r) {
-        if (x.in_place || requires { Fn::kRowKernel; })
+        if (vector_clone)
           flat_chunk(o + r * count, 0, count, *x.fn, x.stores, (std::get<K>(first) + r * s[K])...);
         else
           flat_chunk_base(o + r * count, 0, count, *x.fn, (std::get<K>(first) + r * s[K])...);

@@ -1,8 +1,9 @@
 #pragma once
 // The N-d walk of the elementwise engine's strided loop (loops.h), compiled once for every op
-// and dtype. The walk splits a contiguous output into rows along its innermost dim and hands each
-// row to the op's row function; only that small function is a template per op and dtype, so the
-// walk is not compiled again for every op and dtype (docs/CI.md).
+// and dtype. The walk splits a contiguous output into rows along its innermost dim and hands them
+// to the op's row functions (unit-step rows in runs, others one block at a time); only those
+// small functions are templates per op and dtype, so the walk is not compiled again for every op
+// and dtype (docs/CI.md).
 #include <tapegrad/core/shape.h>
 
 #include <cstdint>
