@@ -171,6 +171,74 @@ TEST_CASE("sum / mean of float32 rows stay within the stated error bound") {
   CHECK(std::abs(got - b.exact) <= b.bound);
 }
 
+// The order of docs/SEMANTICS.md, written out plainly: lane k (of 32) adds the values k, 32 + k,
+// ..., 224 + k of each block of 256 in float32, then that partial sum in float64; a tail of whole
+// groups of 32 adds each value into its lane; the lanes merge in the fixed tree (vectors of 8
+// lanes 0-7, 8-15, ... added as (A + B) + (C + D), the two halves of that, then (v0 + v2) +
+// (v1 + v3)); the last n % 32 values are added in order.
+double float32_row_sum_in_stated_order(const float* p, int64_t n) {
+  double lane[32] = {};
+  int64_t i = 0;
+  for (; i + 256 <= n; i += 256)
+    for (int k = 0; k < 32; ++k) {
+      float part = p[i + k];
+      for (int b = 1; b < 8; ++b) part += p[i + 32 * b + k];
+      lane[k] += part;
+    }
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 32; ++k) lane[k] += p[i + k];
+  double u[8], v[4];
+  for (int e = 0; e < 8; ++e) u[e] = (lane[e] + lane[8 + e]) + (lane[16 + e] + lane[24 + e]);
+  for (int e = 0; e < 4; ++e) v[e] = u[e] + u[4 + e];
+  double result = (v[0] + v[2]) + (v[1] + v[3]);
+  for (; i < n; ++i) result += p[i];
+  return result;
+}
+
+// Every instruction set's kernel (SSE2, AVX2, AVX-512; ctest runs this again with TG_SIMD=avx2)
+// must give exactly these bits, for rows around the blocks and lanes and for long rows, which
+// are summed in chunks of 32768 merged in order.
+TEST_CASE("sum of float32 follows the stated order of additions bit for bit") {
+  uint32_t state = 4242;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return state;
+  };
+  for (int64_t n :
+       {1, 31, 32, 33, 255, 256, 257, 1000, 4099, 32768, 40000, 65536, 3 * 65536 + 77}) {
+    std::vector<float> data(static_cast<size_t>(n));
+    for (float& v : data) v = spread_float32(next);
+    // Pairs of huge values that cancel: where each pair meets decides which small values survive
+    // the float64 roundings, so any other order shows even after the rounding to float32.
+    for (int64_t pair = 0; pair < n / 200; ++pair) {
+      const float huge = std::ldexp(1.0f, 60 + static_cast<int>(next() % 20));
+      data[next() % static_cast<uint32_t>(n)] = huge;
+      data[next() % static_cast<uint32_t>(n)] = -huge;
+    }
+    double expected = 0;
+    if (n >= 65536) {
+      for (int64_t start = 0; start < n; start += 32768) {
+        const double chunk = float32_row_sum_in_stated_order(data.data() + start,
+                                                             std::min<int64_t>(32768, n - start));
+        expected = start == 0 ? chunk : expected + chunk;
+      }
+    } else {
+      expected = float32_row_sum_in_stated_order(data.data(), n);
+    }
+    CAPTURE(n);
+    CHECK(tg::sum(tg::tensor(data, {n})).item<float>() == static_cast<float>(expected));
+    if (n == 4099) {  // each row of a [rows, n] sum in the same order
+      const std::vector<float> two_rows = [&] {
+        std::vector<float> d = data;
+        d.insert(d.end(), data.begin(), data.end());
+        return d;
+      }();
+      CHECK(tg::sum(tg::tensor(two_rows, {2, n}), {1}).to_vector<float>() ==
+            std::vector<float>(2, static_cast<float>(expected)));
+    }
+  }
+}
+
 // Columns (a reduction over a leading dim) add groups of 8 rows in float32, then in float64: the
 // same bound as rows, for row counts around the groups of 8 and the blocks of 256 (tails
 // included) and widths that leave vector tails.
