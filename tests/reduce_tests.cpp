@@ -413,10 +413,27 @@ TEST_CASE("amax / amin of long rows: the extreme, or the first NaN bit for bit")
   check_long_rows<double>();
 }
 
+// The kernels' model of a row's extreme: element j in lane j % 32, each lane keeping its first
+// extreme, the lanes merged lowest first, then the tail of n % 32 elements in order.
+template <typename T> T lanes_extreme_model(const T* p, int64_t n, bool greater) {
+  auto better = [greater](T v, T best) { return greater ? v > best : v < best; };
+  const T start =
+      greater ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+  std::vector<T> lane(32, start);
+  const int64_t full = n / 32 * 32;
+  for (int64_t j = 0; j < full; ++j)
+    if (better(p[j], lane[static_cast<size_t>(j % 32)])) lane[static_cast<size_t>(j % 32)] = p[j];
+  T want = start;
+  for (T v : lane)
+    if (better(v, want)) want = v;
+  for (int64_t j = full; j < n; ++j)
+    if (better(p[j], want)) want = p[j];
+  return want;
+}
+
 // A zero extreme met as both -0 and +0: which one a row returns is set by the kernels' 32 lanes
-// (element j in lane j % 32, each lane keeping its first extreme, the lanes merged lowest first,
-// then the tail of n % 32 elements), the same on every instruction set. The vector kernels merge
-// in any order unless the extreme is zero; this checks the zero case against that model.
+// (lanes_extreme_model), the same on every instruction set. The vector kernels merge in any order
+// unless the extreme is zero; this checks the zero case against that model.
 template <typename T> void check_signed_zero_rows() {
   using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   const int64_t n = 1000;  // 31 blocks of 32 lanes and a tail of 8
@@ -439,20 +456,8 @@ template <typename T> void check_signed_zero_rows() {
     const tg::Tensor x = tg::tensor(data).reshape({rows, n});
     const std::vector<T> got =
         (greater ? tg::amax(x, {1}) : tg::amin(x, {1})).template to_vector<T>();
-    auto better = [greater](T v, T best) { return greater ? v > best : v < best; };
     for (int64_t r = 0; r < rows; ++r) {
-      const T* p = data.data() + r * n;
-      const T start =
-          greater ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-      std::vector<T> lane(32, start);
-      const int64_t full = n / 32 * 32;
-      for (int64_t j = 0; j < full; ++j)
-        if (better(p[j], lane[j % 32])) lane[j % 32] = p[j];
-      T want = start;
-      for (T v : lane)
-        if (better(v, want)) want = v;
-      for (int64_t j = full; j < n; ++j)
-        if (better(p[j], want)) want = p[j];
+      const T want = lanes_extreme_model(data.data() + r * n, n, greater);
       CAPTURE(r);
       CAPTURE(greater);
       CHECK(want == T(0));
@@ -464,6 +469,52 @@ template <typename T> void check_signed_zero_rows() {
 TEST_CASE("amax / amin: a zero extreme keeps the sign the lanes' order picks") {
   check_signed_zero_rows<float>();
   check_signed_zero_rows<double>();
+}
+
+// A full reduction of a long float32 vector (chunks of 32768 merged in order, each chunk through
+// the row kernel: AVX-512 where the CPU has it, AVX2 under TG_SIMD=avx2): its extreme, its first
+// NaN bit for bit, and the sign of a zero extreme as the lanes' order picks it in each chunk
+// (lanes_extreme_model), the earlier chunk winning a tie.
+TEST_CASE("amax / amin of a long float32 vector: the extreme, the first NaN, a zero's sign") {
+  const int64_t n = 3 * 32768 + 77;
+  for (bool greater : {true, false}) {
+    // Zeros at these pairs of positions (the first of each pair -0 on even cases, +0 on odd).
+    const std::vector<std::pair<int64_t, int64_t>> zeros = {{3, 40},        {40, 3},
+                                                            {70000, 5},     {32770, 32769},
+                                                            {98380, 98310}, {64, 33}};
+    for (size_t c = 0; c < 2 * zeros.size(); ++c) {
+      std::vector<float> data(static_cast<size_t>(n));
+      for (int64_t j = 0; j < n; ++j) {
+        const float magnitude = static_cast<float>(1 + (j * 7919 + static_cast<int64_t>(c)) % 999);
+        data[static_cast<size_t>(j)] = greater ? -magnitude : magnitude;
+      }
+      const auto [a, b] = zeros[c / 2];
+      data[static_cast<size_t>(a)] = c % 2 == 0 ? -0.0f : 0.0f;
+      data[static_cast<size_t>(b)] = c % 2 == 0 ? 0.0f : -0.0f;
+      float want = lanes_extreme_model(data.data(), 32768, greater);
+      for (int64_t s = 32768; s < n; s += 32768) {
+        const float chunk =
+            lanes_extreme_model(data.data() + s, std::min<int64_t>(32768, n - s), greater);
+        if (greater ? chunk > want : chunk < want) want = chunk;
+      }
+      const tg::Tensor x = tg::tensor(data, {n});
+      const float got = (greater ? tg::amax(x) : tg::amin(x)).item<float>();
+      CAPTURE(c);
+      CAPTURE(greater);
+      CHECK(want == 0.0f);
+      CHECK(std::bit_cast<uint32_t>(got) == std::bit_cast<uint32_t>(want));
+      // The first NaN wins, wherever it lies, whatever its payload and sign.
+      const uint32_t nan_bits =
+          0x7fc00000u | static_cast<uint32_t>(c + 1) | (c % 2 ? 0x80000000u : 0);
+      const int64_t at = (static_cast<int64_t>(c) * 16411) % n;
+      data[static_cast<size_t>(at)] = std::bit_cast<float>(nan_bits);
+      data[static_cast<size_t>(n - 1)] = std::bit_cast<float>(0x7fc00abcu);
+      if (at == n - 1) continue;
+      const tg::Tensor y = tg::tensor(data, {n});
+      CHECK(std::bit_cast<uint32_t>((greater ? tg::amax(y) : tg::amin(y)).item<float>()) ==
+            nan_bits);
+    }
+  }
 }
 
 TEST_CASE("max / min along a dim: values and first index among ties") {
