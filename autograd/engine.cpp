@@ -4,6 +4,7 @@
 #include <tapegrad/autograd/engine.h>
 
 #include <algorithm>
+#include <optional>
 #include <span>
 
 #include <tapegrad/autograd/node.h>
@@ -33,31 +34,34 @@ void sum_to_shape(Tensor& g, const Shape& shape) {
   if (g.shape() != shape) g = g.reshape(shape);
 }
 
+// A queued node, by the edge pointer that owns it.
+using Owner = const std::shared_ptr<Node>*;
 struct ByTapePosition {
-  bool operator()(const std::shared_ptr<Node>& a, const std::shared_ptr<Node>& b) const {
-    return a->sequence_nr < b->sequence_nr;
-  }
+  bool operator()(Owner a, Owner b) const { return (*a)->sequence_nr < (*b)->sequence_nr; }
 };
 
 // The nodes waiting to run, highest tape position first. Clears the nodes' scratch on exit,
 // also when a formula or hook throws, so the graph stays usable. A small graph's queue stays in
-// inline storage (no allocation per backward).
+// inline storage (no allocation per backward). It holds pointers to the owning pointers in the
+// edges that reached the nodes, not copies: every queued node is owned by an edge of a node that
+// ran before it (or by a root edge the caller holds), and backward changes no edge, so the node
+// and that edge outlive its turn; a copy cost two atomic count updates per node.
 struct ReadyQueue {
-  SmallVector<std::shared_ptr<Node>, 8> heap;
+  SmallVector<Owner, 8> heap;
   ~ReadyQueue() {
-    for (auto& n : heap) {
-      n->queued = false;
-      n->pending_grads.clear();
+    for (Owner n : heap) {
+      (*n)->queued = false;
+      (*n)->pending_grads.clear();
     }
   }
   bool empty() const { return heap.empty(); }
-  void push(const std::shared_ptr<Node>& n) {
+  void push(Owner n) {
     heap.push_back(n);
     std::push_heap(heap.begin(), heap.end(), ByTapePosition{});
   }
-  std::shared_ptr<Node> pop() {
+  Owner pop() {
     std::pop_heap(heap.begin(), heap.end(), ByTapePosition{});
-    std::shared_ptr<Node> n = std::move(heap.back());
+    Owner n = heap.back();
     heap.pop_back();
     return n;
   }
@@ -85,7 +89,7 @@ std::vector<Tensor> run_backward(std::span<const Edge> roots, std::span<const Te
     if (!n->queued) {
       n->queued = true;
       n->pending_grads = new_grad_list(std::max<size_t>(n->num_outputs(), edge.input_nr + 1));
-      ready.push(edge.fn);
+      ready.push(&edge.fn);
     }
     Tensor& slot = n->pending_grads[edge.input_nr];
     slot = slot.defined() ? slot + g : std::move(g);
@@ -94,7 +98,7 @@ std::vector<Tensor> run_backward(std::span<const Edge> roots, std::span<const Te
     if (roots[i].valid()) send(roots[i], root_grads[i]);
 
   while (!ready.empty()) {
-    std::shared_ptr<Node> owner = ready.pop();
+    const std::shared_ptr<Node>& owner = *ready.pop();
     Node* node = owner.get();
     std::vector<Tensor> grads = std::move(node->pending_grads);
     node->pending_grads.clear();
@@ -125,7 +129,10 @@ std::vector<Tensor> run_backward(std::span<const Edge> roots, std::span<const Te
         grads[i] = zeros(m.shape, m.dtype, m.device);
       }
 
+    std::optional<RunningNode> running;  // only create_graph unpacks need the owner
+    if (create_graph) running.emplace(owner);
     std::vector<Tensor> input_grads = node->apply(std::move(grads));
+    running.reset();
     recycle_grad_list(std::move(grads));
     if (!retain_graph) {
       node->release_saved();

@@ -60,6 +60,16 @@ void recycle_grad_list(std::vector<Tensor>&& list) {
 
 Node::Node() : sequence_nr(Tape::next_sequence_nr()) {}
 
+namespace {
+thread_local const std::shared_ptr<Node>* t_running_node = nullptr;
+}  // namespace
+
+RunningNode::RunningNode(const std::shared_ptr<Node>& owner) : previous_(t_running_node) {
+  t_running_node = &owner;
+}
+RunningNode::~RunningNode() { t_running_node = previous_; }
+const std::shared_ptr<Node>* RunningNode::current() { return t_running_node; }
+
 // ---- saved tensors ----------------------------------------------------------------------------
 
 SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output) {
@@ -88,7 +98,10 @@ Tensor SavedTensor::unpack(const Node& owner) const {
   // Under create_graph, the output comes back with this node as its history.
   Tensor out = data_.detach();
   AutogradMeta& meta = autograd_meta(*out.impl());
-  meta.grad_fn = std::const_pointer_cast<Node>(owner.shared_from_this());
+  const std::shared_ptr<Node>* running = RunningNode::current();
+  TG_CHECK(running && running->get() == &owner, Error, owner.name(),
+           "a saved output can be unpacked under create_graph only by the backward engine");
+  meta.grad_fn = *running;
   meta.output_nr = output_nr_;
   out.impl()->keys = out.impl()->keys.add(DispatchKey::Autograd);
   return out;

@@ -51,7 +51,11 @@ class SavedTensor {
   bool released_ = false;
 };
 
-struct Node : std::enable_shared_from_this<Node> {
+// Not enable_shared_from_this: its weak self-reference cost an atomic update when each node was
+// made and sent every node's last release down the slower path of two more (a step on scalars
+// spends about a third of its time on such updates). The engine lends the owning pointer where it
+// is needed (RunningNode).
+struct Node {
   Node();
   virtual ~Node() = default;
   Node(const Node&) = delete;
@@ -82,6 +86,20 @@ struct Node : std::enable_shared_from_this<Node> {
   std::vector<Tensor> pending_grads;
   bool queued = false;
   uint64_t sequence_nr;  // recording order: the tape position (0 for leaf accumulators: run last)
+};
+
+// While alive, `owner` is the node the engine is running on this thread (set only under
+// create_graph, where SavedTensor::unpack gives a saved output that node as its history).
+class RunningNode {
+ public:
+  explicit RunningNode(const std::shared_ptr<Node>& owner);
+  ~RunningNode();
+  RunningNode(const RunningNode&) = delete;
+  RunningNode& operator=(const RunningNode&) = delete;
+  static const std::shared_ptr<Node>* current();
+
+ private:
+  const std::shared_ptr<Node>* previous_;
 };
 
 // The node that accumulates into a leaf's .grad().

@@ -243,6 +243,25 @@ TEST_CASE("hooks: a hook that captures its own tensor does not leak it (issue 12
   CHECK(watched.expired());  // once kept alive by the cycle: 594 MB after 1,000 iterations
 }
 
+// The engine's queue holds no owning copy of a node: the edge that reached it keeps it alive.
+// Here the hook holds the only handle on y while backward runs y's node and then drops the hook;
+// the node must stay alive through the rest of its turn (ASan would see a use after free).
+TEST_CASE("hooks: a node whose only tensor lives in its own hook survives its backward turn") {
+  Tensor x = tg::ones({3}, tg::kFloat64).requires_grad_();
+  std::weak_ptr<tg::TensorImpl> watched;
+  Tensor loss;
+  {
+    Tensor y = x * 3.0;
+    y.register_hook([y](const Tensor& g) { return g * y.detach(); });
+    watched = y.impl_ptr();
+    loss = y.sum();
+  }
+  CHECK_FALSE(watched.expired());  // y -> its node -> the hook -> y
+  loss.backward();
+  CHECK(x.grad().to_vector<double>() == std::vector<double>{9, 9, 9});
+  CHECK(watched.expired());
+}
+
 TEST_CASE("index_reduce: backward with an empty inner dim reads no gradient (issue 12, defect 6)") {
   // Once the row kernel read g[0] of the 0-element gradient (heap-buffer-overflow under ASan with
   // TG_ALLOCATOR=exact).
