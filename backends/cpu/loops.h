@@ -67,13 +67,15 @@ template <typename T> T load_one(const Tensor& t) {
 
 // ---- operands ----------------------------------------------------------------------------------
 
-// One input of a loop, read as element type T.
+// One input of a loop, read as element type T. Lives within one op call, like the input it
+// points to: holding a copy of the input cost two atomic reference-count updates per operand.
 template <typename T> struct Operand {
-  const T* data = nullptr;  // elements of `tensor`
-  T value{};                // the element, when single
-  bool single = false;      // one element, broadcast to every output position
-  bool dense = false;       // contiguous with the output's shape
-  Tensor tensor;            // the input, converted to T's dtype when it had another
+  const T* data = nullptr;         // elements of *tensor
+  T value{};                       // the element, when single
+  bool single = false;             // one element, broadcast to every output position
+  bool dense = false;              // contiguous with the output's shape
+  const Tensor* tensor = nullptr;  // the input, or `converted`
+  Tensor converted;                // the input in T's dtype, when it had another
 
   Operand(const Tensor& t, const Shape& out_shape) {
     if (t.numel() == 1 || holds_one_value(t)) {  // read directly: no conversion, no allocation
@@ -81,15 +83,22 @@ template <typename T> struct Operand {
       value = load_one<T>(t);
       return;
     }
-    tensor = t.dtype() == dtype_of<T>() ? t : t.to(dtype_of<T>());
-    data = tensor.data<T>();
-    dense = tensor.shape() == out_shape && tensor.is_contiguous();
+    if (t.dtype() == dtype_of<T>()) {
+      tensor = &t;
+    } else {
+      converted = t.to(dtype_of<T>());
+      tensor = &converted;
+    }
+    data = tensor->data<T>();
+    dense = tensor->shape() == out_shape && tensor->is_contiguous();
   }
+  Operand(const Operand&) = delete;  // `tensor` may point into this object
+  Operand& operator=(const Operand&) = delete;
   const T* pointer() const { return single ? &value : data; }
   // Element strides walking the output's shape (0 along broadcast dims).
   Shape strides_for(const Shape& out_shape) const {
     return single ? Shape(out_shape.size(), 0)
-                  : broadcast_strides("elementwise", tensor, out_shape);
+                  : broadcast_strides("elementwise", *tensor, out_shape);
   }
 };
 

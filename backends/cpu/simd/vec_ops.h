@@ -24,6 +24,9 @@ template <typename T> const vec::Kernels<T>& table_of(const vec::Isa& isa) {
 
 // t as a contiguous tensor of `shape` and `dtype` (no copy when it already is one).
 inline Tensor dense(const Tensor& t, const Shape& shape, DType dtype) {
+  // The common case first: the chain below copies the handle three times, each copy an atomic
+  // reference-count update.
+  if (t.dtype() == dtype && t.shape() == shape && t.is_contiguous()) return t;
   const Tensor same_type = t.dtype() == dtype ? t : t.to(dtype);
   return (same_type.shape() == shape ? same_type : same_type.expand(shape)).contiguous();
 }
