@@ -5,6 +5,7 @@
 #include <tapegrad/tapegrad.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -405,6 +406,45 @@ TEST_CASE("elementwise: where broadcasts all three and promotes") {
   CHECK(error_of<tg::ValueError>([&] {
           tg::where(tg::tensor(std::vector<bool>{true, false}), a, a);
         }).find("[where]") == 0);
+}
+
+TEST_CASE("elementwise: where keeps each chosen value's bits, flat or broadcast, every dtype") {
+  // The flat path selects bits without a branch: NaN payloads, -0.0 and infinities must come
+  // through as the chosen input holds them, and the broadcast path must agree.
+  const int64_t n = 1003;
+  std::vector<bool> cond;
+  std::vector<double> a, b;
+  const double specials[] = {-0.0, std::numeric_limits<double>::infinity(),
+                             -std::numeric_limits<double>::quiet_NaN(), 5e-324, -7.5};
+  for (int64_t i = 0; i < n; ++i) {
+    cond.push_back((i * 7919) % 3 == 0);
+    a.push_back(specials[i % 5]);
+    b.push_back(static_cast<double>(i % 5 == 1 ? -0.0 : i) * (i % 2 ? 1 : -1));
+  }
+  const Tensor c = tg::tensor(cond, {n});
+  for (const tg::DType dtype : {tg::kFloat32, tg::kFloat64, tg::kInt32, tg::kInt64, tg::kBool}) {
+    CAPTURE(dtype);
+    const bool floating = dtype == tg::kFloat32 || dtype == tg::kFloat64;
+    const Tensor ta =
+        floating ? tg::tensor(a).to_dtype(dtype) : tg::tensor(b).abs().to_dtype(dtype);
+    const Tensor tb = tg::tensor(b).to_dtype(dtype);
+    const Tensor got = tg::where(c, ta, tb);
+    const Tensor broadcast =
+        tg::where(c.reshape({n, 1}), ta.reshape({n, 1}), tb.reshape({n, 1}).expand({n, 2}));
+    const size_t item = tg::itemsize(dtype);
+    const auto* g = static_cast<const unsigned char*>(got.data_ptr());
+    const auto* x = static_cast<const unsigned char*>(ta.data_ptr());
+    const auto* y = static_cast<const unsigned char*>(tb.data_ptr());
+    const Tensor bc = broadcast.select(1, 1).contiguous();
+    const auto* h = static_cast<const unsigned char*>(bc.data_ptr());
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const unsigned char* want = (cond[static_cast<size_t>(i)] ? x : y) + i * item;
+      wrong += std::memcmp(g + i * item, want, item) != 0;
+      wrong += std::memcmp(h + i * item, want, item) != 0;
+    }
+    CHECK(wrong == 0);
+  }
 }
 
 TEST_CASE("elementwise: comparisons give bool and compare in the promoted dtype") {

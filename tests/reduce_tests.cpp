@@ -539,6 +539,69 @@ TEST_CASE("max / min along a dim: values and first index among ties") {
   CHECK(ints(ti) == std::vector<int64_t>(8, 0));
 }
 
+TEST_CASE("max / min along contiguous rows: first extreme, first NaN and zero signs, every dtype") {
+  // Rows longer than the blocks of the search for the extreme's position (32 values).
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const int64_t n = 100;
+  auto row_with = [&](std::vector<std::pair<int64_t, double>> at, double fill) {
+    std::vector<double> row(static_cast<size_t>(n), fill);
+    for (const auto& [i, v] : at) row[static_cast<size_t>(i)] = v;
+    return row;
+  };
+  for (const tg::DType dtype : {tg::kFloat32, tg::kFloat64}) {
+    CAPTURE(dtype);
+    std::vector<double> rows;
+    for (const auto& row :
+         {row_with({{40, 9}, {70, 9}, {3, -9}}, 1),     // ties: the first
+          row_with({{50, nan}, {80, nan}, {2, 9}}, 1),  // NaN wins: the first NaN
+          row_with({{10, -0.0}, {60, 0.0}}, -1),        // -0 and +0 tie: the first, its sign
+          row_with({{99, 5}}, -1)})                     // the last value
+      rows.insert(rows.end(), row.begin(), row.end());
+    const tg::Tensor x = tg::tensor(rows, {4, n}).to_dtype(dtype);
+    auto [v, i] = tg::max(x, 1);
+    CHECK(ints(i) == std::vector<int64_t>{40, 50, 10, 99});
+    const std::vector<double> got = values(v);
+    CHECK(got[0] == 9);
+    CHECK(std::isnan(got[1]));
+    CHECK((got[2] == 0 && std::signbit(got[2])));
+    CHECK(got[3] == 5);
+    auto [mv, mi] = tg::min(-x, 1);
+    CHECK(ints(mi) == std::vector<int64_t>{40, 50, 10, 99});
+    CHECK((values(mv)[2] == 0 && !std::signbit(values(mv)[2])));
+  }
+  std::vector<int64_t> big(static_cast<size_t>(2 * n), 3);
+  big[33] = 7;
+  big[90] = 7;
+  big[n + 64] = -1;
+  const tg::Tensor xi = tg::tensor(big, {2, n});
+  CHECK(ints(std::get<1>(tg::max(xi, 1))) == std::vector<int64_t>{33, 0});
+  CHECK(ints(std::get<1>(tg::min(xi.to_dtype(tg::kInt32), 1))) == std::vector<int64_t>{0, 64});
+  CHECK(ints(std::get<1>(tg::max(tg::gt(xi, tg::scalar_tensor(5, tg::kInt64)), 1))) ==
+        std::vector<int64_t>{33, 0});
+}
+
+TEST_CASE("prod along rows: lanes merged in a tree give the exact product where one exists") {
+  // Powers of two (every partial product exact) and wrapping int64 (every order gives the same
+  // value): what the lane merge's order may not change.
+  std::vector<double> row;
+  std::vector<int64_t> wraps;
+  for (int64_t i = 0; i < 200; ++i) {
+    row.push_back(std::ldexp(1.0, static_cast<int>(i % 9) - 4) * (i % 5 == 0 ? -1 : 1));
+    wraps.push_back(3 + 2 * i);
+  }
+  double want = 1;
+  uint64_t want_wrapped = 1;
+  for (size_t i = 0; i < row.size(); ++i) {
+    want *= row[i];
+    want_wrapped *= static_cast<uint64_t>(wraps[i]);
+  }
+  CHECK(values(tg::prod(tg::tensor(row, {1, 200}), 1)) == std::vector<double>{want});
+  CHECK(values(tg::prod(tg::tensor(row, {1, 200}).to_dtype(tg::kFloat32), 1)) ==
+        std::vector<double>{want});
+  CHECK(ints(tg::prod(tg::tensor(wraps, {1, 200}), 1)) ==
+        std::vector<int64_t>{static_cast<int64_t>(want_wrapped)});
+}
+
 TEST_CASE("reductions: bad dims and empty slots are rejected") {
   tg::Tensor x = tg::zeros({2, 3});
   CHECK_THROWS_WITH_AS(tg::sum(x, {2}), doctest::Contains("[sum] dim 2 is out of range"),

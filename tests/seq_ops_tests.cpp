@@ -139,3 +139,73 @@ TEST_CASE("tril_ and triu_ work in place and one_hot infers the class count") {
   CHECK(one_hot(tensor(std::vector<int64_t>{2, 0})).to_vector<int64_t>() ==
         std::vector<int64_t>{0, 0, 1, 1, 0, 0});
 }
+
+TEST_CASE("cumsum along contiguous rows: each row's sequential sum, for any row count") {
+  // Rows go in groups of 8 that take turns a cache line at a time: 19 rows leave a group of 3,
+  // and rows of 37 values end inside a line. Each value must be the row's running sum in double,
+  // rounded once, exactly as a plain loop computes it.
+  const int64_t rows = 19, n = 37;
+  std::vector<float> data;
+  for (int64_t i = 0; i < rows * n; ++i)
+    data.push_back(static_cast<float>(i % 7 == 0 ? 1e7 + i : 0.1 * (i % 13) - 0.55));
+  const Tensor x = tensor(data, {rows, n});
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    const int before = get_num_threads();
+    set_num_threads(threads);
+    const std::vector<float> got = cumsum(x, 1).to_vector<float>();
+    const std::vector<double> got64 = cumsum(x.to_dtype(kFloat64), -1).to_vector<double>();
+    const std::vector<int64_t> got_int = cumsum(x.to_dtype(kInt64), 1).to_vector<int64_t>();
+    set_num_threads(before);
+    int64_t wrong = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      double acc = 0, acc64 = 0;
+      int64_t acc_int = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const size_t p = static_cast<size_t>(r * n + j);
+        acc += static_cast<double>(data[p]);
+        acc64 += static_cast<double>(data[p]);
+        acc_int += static_cast<int64_t>(data[p]);
+        wrong += got[p] != static_cast<float>(acc);
+        wrong += got64[p] != acc64;
+        wrong += got_int[p] != acc_int;
+      }
+    }
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("topk with a small k agrees with sort: ties by index, NaN first, both directions") {
+  // k up to 32 keeps the best k in one pass; a larger k goes through a partial sort. Both must
+  // give sort's first k: values from a small set (many ties) and NaNs, rows along dim 1
+  // (contiguous) and dim 0 (strided).
+  std::vector<double> data, no_nan;
+  for (int64_t i = 0; i < 40 * 70; ++i) {
+    no_nan.push_back(static_cast<double>((i * 37) % 11) - 5);
+    data.push_back(i % 29 == 3 ? kNan : no_nan.back());
+  }
+  // Equal, or both NaN.
+  auto same = [](const Tensor& a, const Tensor& b) {
+    const std::vector<double> x = a.to_vector<double>(), y = b.contiguous().to_vector<double>();
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!(x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i])))) return false;
+    return true;
+  };
+  for (const DType dtype : {kFloat32, kFloat64, kInt64}) {
+    const Tensor t = dtype == kInt64 ? tensor(no_nan, {40, 70}).to_dtype(kInt64)
+                                     : tensor(data, {40, 70}).to_dtype(dtype);
+    for (int64_t dim : {0, 1})
+      for (int64_t k : {1, 5, 32, 33})
+        for (bool largest : {true, false}) {
+          CAPTURE(dtype);
+          CAPTURE(dim);
+          CAPTURE(k);
+          CAPTURE(largest);
+          auto [sv, si] = sort(t, dim, largest);
+          auto [tv, ti] = topk(t, k, dim, largest);
+          CHECK(same(tv, sv.narrow(dim, 0, k)));
+          CHECK(ti.to_vector<int64_t>() == si.narrow(dim, 0, k).contiguous().to_vector<int64_t>());
+        }
+  }
+}

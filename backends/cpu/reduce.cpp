@@ -262,8 +262,15 @@ __attribute__((always_inline)) inline Acc reduce_row_lanes(const T* p, int64_t n
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes)
       for (int k = 0; k < kLanes; ++k) acc[k] = Op::step(acc[k], p[i + k]);
-    Acc result = Op::identity();
-    for (int k = 0; k < kLanes; ++k) result = Op::merge(result, acc[k]);
+        // Lanes merged pairwise (lane k with k + width, width 1, 2, 4, ...): five dependent steps
+        // where a chain through the 32 lanes took about as long as the rest of a 1024-value row.
+        // Unrolled, so that the lanes stay in registers.
+#pragma GCC unroll 8
+    for (int width = 1; width < kLanes; width *= 2)
+#pragma GCC unroll 16
+      for (int k = 0; k + width < kLanes; k += 2 * width)
+        acc[k] = Op::merge(acc[k], acc[k + width]);
+    Acc result = acc[0];
     for (; i < n; ++i) result = Op::step(result, p[i]);
     return result;
   }
@@ -489,6 +496,21 @@ Tensor extreme(const char* op, const Tensor& self, IntArrayRef dim, bool keepdim
   return out;
 }
 
+// The first r < n with matches(p[r]); one must match. Blocks of values are tested whole (a loop
+// without an exit, which the compiler vectorises), then the block with a match value by value.
+template <typename T, typename Matches>
+int64_t first_match(const T* p, int64_t n, const Matches& matches) {
+  constexpr int64_t kBlock = 32;
+  int64_t r = 0;
+  for (; r + kBlock <= n; r += kBlock) {
+    int any = 0;  // an int: with a bool, GCC 12 leaves the loop scalar
+    for (int64_t k = 0; k < kBlock; ++k) any |= static_cast<int>(matches(p[r + k]));
+    if (any) break;
+  }
+  while (!matches(p[r])) ++r;
+  return r;
+}
+
 // max / min along one dim: values and the first index of the extreme (the first NaN if any).
 template <bool Greater> std::tuple<Tensor, Tensor> extreme_with_index(const char* op,
                                                                       const Tensor& self,
@@ -506,12 +528,17 @@ template <bool Greater> std::tuple<Tensor, Tensor> extreme_with_index(const char
     T* val = values.data<T>();
     int64_t* idx = indices.data<int64_t>();
     if (inner == 1) {
+      // The row's extreme from the vectorised row kernel (amax's), then its first position: a
+      // compare-and-branch per value ran at a few times that cost. The first value equal to the
+      // extreme is the one the sequential scan keeps (ties, and -0 against +0, keep the first);
+      // with a NaN, the extreme is the first NaN.
       parallel_for(0, l.outer, std::max<int64_t>(1, kGrain / size), [&](int64_t b, int64_t e) {
         for (int64_t o = b; o < e; ++o) {
           const T* row = in + o * size;
-          int64_t best = 0;
-          for (int64_t r = 1; r < size; ++r)
-            if (Cmp::better(row[r], row[best])) best = r;
+          const T extreme = reduce_row<Cmp, T>(row, size);
+          const int64_t best = is_nan(extreme)
+                                   ? first_match(row, size, [](T v) { return is_nan(v); })
+                                   : first_match(row, size, [&](T v) { return v == extreme; });
           val[o] = row[best];
           idx[o] = best;
         }

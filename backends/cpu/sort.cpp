@@ -26,6 +26,37 @@ template <typename T> bool less_nan_last(T a, T b) {
   return a < b;
 }
 
+// The k first positions of a row of n values (value j at row[j * inner]) in sort's order, into
+// best[0, k): one pass that keeps the best k so far in order, so most values cost one
+// comparison, with the current k-th (a partial sort through a heap of indices compared each value
+// through its index). Positions come in increasing order, so a tie never displaces an earlier
+// one: the ties-by-index order of `before` below.
+constexpr int64_t kFewBest = 32;
+// a before b in sort's order (nan above every number), without branches on the NaN tests:
+// descending, a > b, a NaN above a number, nothing above a NaN; ascending the mirror image.
+template <bool kDescending, typename T> bool better(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return kDescending ? (!(a <= b) & (b == b)) : ((a == a) & !(a >= b));
+  else
+    return kDescending ? b < a : a < b;
+}
+template <bool kDescending, typename T>
+void few_best(const T* row, int64_t n, int64_t inner, int64_t k, int64_t* best) {
+  T value[kFewBest];
+  int64_t count = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const T v = row[j * inner];
+    if (count == k && !better<kDescending>(v, value[k - 1])) continue;
+    int64_t at = count < k ? count++ : k - 1;  // the free slot, or the k-th, which v displaces
+    for (; at > 0 && better<kDescending>(v, value[at - 1]); --at) {
+      value[at] = value[at - 1];
+      best[at] = best[at - 1];
+    }
+    value[at] = v;
+    best[at] = j;
+  }
+}
+
 // Orders the first k positions of each row along dim (backends/shared/sort_plan.h) and writes
 // their values and indices.
 std::tuple<Tensor, Tensor> ordered_rows(const char* op, const Tensor& self,
@@ -53,11 +84,18 @@ std::tuple<Tensor, Tensor> ordered_rows(const char* op, const Tensor& self,
           if (descending ? less_nan_last(va, vb) : less_nan_last(vb, va)) return false;
           return a < b;
         };
-        std::iota(order.begin(), order.end(), int64_t{0});
-        if (k == l.size)
-          std::sort(order.begin(), order.end(), before);
-        else
-          std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+        if (k <= kFewBest && k < l.size) {
+          if (descending)
+            few_best<true>(row, l.size, l.inner, k, order.data());
+          else
+            few_best<false>(row, l.size, l.inner, k, order.data());
+        } else {
+          std::iota(order.begin(), order.end(), int64_t{0});
+          if (k == l.size)
+            std::sort(order.begin(), order.end(), before);
+          else
+            std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+        }
         const int64_t first = (r / l.inner) * k * l.inner + r % l.inner;
         for (int64_t j = 0; j < k; ++j) {
           out[first + j * l.inner] = row[order[j] * l.inner];
