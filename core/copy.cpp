@@ -263,6 +263,52 @@ void transpose_copy(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld
                });
 }
 
+// copy_bytes with AVX2: a plain loop of 32-byte loads and stores. For long runs glibc's memcpy
+// takes `rep movsb`, which measured about 6 % slower on 2 MB runs here (the copy loop libtorch's
+// cat runs is the same one); short runs (a permuted copy's rows) stream only through this loop.
+#if defined(__x86_64__) && defined(__GNUC__)
+template <bool kStream> __attribute__((target("avx2"))) inline void put(char* at, __m256i v) {
+  if constexpr (kStream)
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(at), v);
+  else
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), v);
+}
+template <bool kStream>
+__attribute__((target("avx2"))) void copy_bytes_avx2(char* dst, const char* src, size_t n) {
+  size_t i = 0;
+  if constexpr (kStream) {  // non-temporal stores need 32-byte aligned addresses
+    i = std::min(n, (32 - reinterpret_cast<uintptr_t>(dst) % 32) % 32);
+    std::memcpy(dst, src, i);
+  }
+  for (; i + 128 <= n; i += 128) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 32));
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 64));
+    const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 96));
+    put<kStream>(dst + i, a);
+    put<kStream>(dst + i + 32, b);
+    put<kStream>(dst + i + 64, c);
+    put<kStream>(dst + i + 96, d);
+  }
+  std::memcpy(dst + i, src + i, n - i);
+}
+#endif
+
+}  // namespace
+
+void copy_bytes(char* dst, const char* src, size_t n, bool stream) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2 && n >= (stream ? 128 : 4096))
+    return stream ? copy_bytes_avx2<true>(dst, src, n) : copy_bytes_avx2<false>(dst, src, n);
+#else
+  (void)stream;
+#endif
+  std::memcpy(dst, src, n);
+}
+
+namespace {
+
 void cpu_copy(const TensorBase& dst, const TensorBase& src) {
   Shape src_strides = broadcast_strides("copy", src, dst.shape());
   const int64_t n = dst.numel();
@@ -298,12 +344,19 @@ void cpu_copy(const TensorBase& dst, const TensorBase& src) {
       const S* s = src.data<S>();
       const int64_t ds = dst.dim() ? dst.strides().back() : 0;
       const int64_t ss = dst.dim() ? src_strides.back() : 0;
+      // Runs of a permuted copy are written in dst's order, so a large result can stream.
+      constexpr bool kSameType = std::is_same_v<D, S>;
+      const bool stream = kSameType && dst.is_contiguous() && ss == 1 &&
+                          streaming_stores_for(n * static_cast<int64_t>(sizeof(D)));
       parallel_for(0, n, kElementwiseGrain, [&](int64_t b, int64_t e) {
         for_each_run(dst.shape(), dst.strides(), src_strides, b, e,
                      [&](int64_t od, int64_t os, int64_t len) {
                        D* out = d + od;
                        const S* in = s + os;
-                       if (ds == 1 && ss == 1) {
+                       if (kSameType && ds == 1 && ss == 1) {
+                         copy_bytes(reinterpret_cast<char*>(out), reinterpret_cast<const char*>(in),
+                                    static_cast<size_t>(len) * sizeof(D), stream);
+                       } else if (ds == 1 && ss == 1) {
                          for (int64_t i = 0; i < len; ++i) out[i] = convert<D>(in[i]);
                        } else if (ds == 1 && ss == 0) {  // a broadcast value along the row
                          std::fill(out, out + len, convert<D>(*in));
@@ -311,6 +364,7 @@ void cpu_copy(const TensorBase& dst, const TensorBase& src) {
                          for (int64_t i = 0; i < len; ++i) out[i * ds] = convert<D>(in[i * ss]);
                        }
                      });
+        if (stream) stream_fence();
       });
     });
   });

@@ -10,6 +10,11 @@ void copy_data(const TensorBase& dst, const TensorBase& src);
 // Every element of dst set to value (converted to dst's dtype).
 void fill_data(const TensorBase& dst, const Scalar& value);
 
+// Copies n bytes from src to dst (not overlapping) on the host. stream: with non-temporal
+// stores, for a result too large to stay cached (streaming_stores_for, core/cpu_features.h); a
+// caller that streams calls stream_fence() after its last copy, before another thread reads.
+void copy_bytes(char* dst, const char* src, size_t n, bool stream);
+
 // Per-device kernels behind copy_data / fill_data (same device, dst not overlapping src).
 using CopyKernel = void (*)(const TensorBase& dst, const TensorBase& src);
 using FillKernel = void (*)(const TensorBase& dst, const Scalar& value);

@@ -1,4 +1,5 @@
-// cat and stack: values, dims, dtype promotion, errors and gradients.
+// cat and stack: values, dims, dtype promotion, errors and gradients; and the permuted copies,
+// which copy row by row through the same byte copy (copy_bytes) as cat.
 #include <doctest/doctest.h>
 #include <tapegrad/core/cpu_features.h>
 #include <tapegrad/tapegrad.h>
@@ -127,5 +128,34 @@ TEST_CASE("cat: large inputs split across threads, also inside one run") {
       CHECK(flat == want);
     }
     tg::set_num_threads(before);
+  }
+}
+
+TEST_CASE("contiguous of a permuted tensor: rows copied whole, streamed when the result is large") {
+  // [4, 64, 16, 40] -> permute(0, 2, 1, 3): runs of 40 float32 (160 bytes, so most runs start
+  // off a 32-byte boundary). Under ctest's 1 MiB threshold the 1.6 MiB result is written with
+  // non-temporal stores at 1 thread and not at 2; the values must not depend on it.
+  const int64_t a = 4, b = 64, c = 16, d = 40;
+  std::vector<double> v;
+  for (int64_t i = 0; i < a * b * c * d; ++i) v.push_back(static_cast<double>(i));
+  const tg::Tensor x = tg::tensor(v, {a, b, c, d});
+  for (const tg::DType dtype : {tg::kFloat32, tg::kFloat64, tg::kInt32}) {
+    for (int threads : {1, 2}) {
+      CAPTURE(dtype);
+      CAPTURE(threads);
+      const int before = tg::get_num_threads();
+      tg::set_num_threads(threads);
+      const std::vector<double> got =
+          values(tg::permute(x.to_dtype(dtype), {0, 2, 1, 3}).contiguous());
+      tg::set_num_threads(before);
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < a; ++i)
+        for (int64_t k = 0; k < c; ++k)
+          for (int64_t j = 0; j < b; ++j)
+            for (int64_t l = 0; l < d; ++l)
+              wrong += got[static_cast<size_t>(((i * c + k) * b + j) * d + l)] !=
+                       v[static_cast<size_t>(((i * b + j) * c + k) * d + l)];
+      CHECK(wrong == 0);
+    }
   }
 }

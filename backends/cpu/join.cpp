@@ -3,11 +3,6 @@
 // dispatch (ops/checks/join.cpp).
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 #include <tapegrad/backends/shared/join.h>
 #include <tapegrad/core/copy.h>
@@ -18,49 +13,6 @@
 
 namespace tg::cpu {
 namespace {
-
-// Copies n bytes. With AVX2, a plain loop of 32-byte loads and stores: glibc's memcpy takes
-// `rep movsb` for runs of this length, which measured about 6 % slower on 2 MB runs here (the
-// copy loop libtorch's cat runs is the same one). Streaming: non-temporal stores, for a result
-// too large to stay cached (core/cpu_features.h); the caller fences after its last copy.
-#if defined(__x86_64__) && defined(__GNUC__)
-template <bool kStream> __attribute__((target("avx2"))) inline void put(char* at, __m256i v) {
-  if constexpr (kStream)
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(at), v);
-  else
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), v);
-}
-template <bool kStream>
-__attribute__((target("avx2"))) void copy_bytes_avx2(char* dst, const char* src, size_t n) {
-  size_t i = 0;
-  if constexpr (kStream) {  // non-temporal stores need 32-byte aligned addresses
-    i = std::min(n, (32 - reinterpret_cast<uintptr_t>(dst) % 32) % 32);
-    std::memcpy(dst, src, i);
-  }
-  for (; i + 128 <= n; i += 128) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 32));
-    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 64));
-    const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 96));
-    put<kStream>(dst + i, a);
-    put<kStream>(dst + i + 32, b);
-    put<kStream>(dst + i + 64, c);
-    put<kStream>(dst + i + 96, d);
-  }
-  std::memcpy(dst + i, src + i, n - i);
-}
-#endif
-
-void copy_bytes(char* dst, const char* src, size_t n, bool stream) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2 && n >= 4096)
-    return stream ? copy_bytes_avx2<true>(dst, src, n) : copy_bytes_avx2<false>(dst, src, n);
-#else
-  (void)stream;
-#endif
-  std::memcpy(dst, src, n);
-}
 
 // Copies t into `slice`, its place in the contiguous result: `rows` runs of t.numel() / rows
 // elements, `run_stride` elements apart. A contiguous t of the result's dtype (the common case)
