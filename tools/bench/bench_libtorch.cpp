@@ -67,6 +67,17 @@ struct Libtorch {
     return torch::transpose(x, d0, d1);
   }
   static Tensor contiguous(const Tensor& x) { return x.contiguous(); }
+  static Tensor permute(const Tensor& x, Shape dims) { return x.permute(dims); }
+  static Tensor cumsum(const Tensor& x, int64_t dim) { return torch::cumsum(x, dim); }
+  static Tensor max_index(const Tensor& x, int64_t dim) { return std::get<1>(torch::max(x, dim)); }
+  static Tensor prod(const Tensor& x, int64_t dim) { return torch::prod(x, dim); }
+  static Tensor topk_values(const Tensor& x, int64_t k, int64_t dim) {
+    return std::get<0>(torch::topk(x, k, dim));
+  }
+  static Tensor gt(const Tensor& a, const Tensor& b) { return torch::gt(a, b); }
+  static Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
+    return torch::where(c, a, b);
+  }
   static Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, int64_t stride,
                        int64_t padding) {
     return torch::conv2d(x, w, b, stride, padding);
