@@ -262,14 +262,11 @@ __attribute__((always_inline)) inline Acc reduce_row_lanes(const T* p, int64_t n
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes)
       for (int k = 0; k < kLanes; ++k) acc[k] = Op::step(acc[k], p[i + k]);
-        // Lanes merged pairwise (lane k with k + width, width 1, 2, 4, ...): five dependent steps
-        // where a chain through the 32 lanes took about as long as the rest of a 1024-value row.
-        // Unrolled, so that the lanes stay in registers.
-#pragma GCC unroll 8
-    for (int width = 1; width < kLanes; width *= 2)
-#pragma GCC unroll 16
-      for (int k = 0; k + width < kLanes; k += 2 * width)
-        acc[k] = Op::merge(acc[k], acc[k + width]);
+    // Lanes merged by folding halves (lane k with k + 16, then k + 8, ...): five dependent
+    // steps where a chain through the 32 lanes took about as long as the rest of a 1024-value
+    // row, and each step is whole vectors of adjacent lanes.
+    for (int half = kLanes / 2; half > 0; half /= 2)
+      for (int k = 0; k < half; ++k) acc[k] = Op::merge(acc[k], acc[k + half]);
     Acc result = acc[0];
     for (; i < n; ++i) result = Op::step(result, p[i]);
     return result;
