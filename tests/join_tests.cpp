@@ -132,19 +132,23 @@ TEST_CASE("cat: large inputs split across threads, also inside one run") {
 }
 
 TEST_CASE("contiguous of a permuted tensor: rows copied whole, streamed when the result is large") {
-  // [4, 64, 16, 40] -> permute(0, 2, 1, 3): runs of 40 float32 (160 bytes, so most runs start
-  // off a 32-byte boundary). Under ctest's 1 MiB threshold the 1.6 MiB result is written with
-  // non-temporal stores at 1 thread and not at 2; the values must not depend on it.
-  const int64_t a = 4, b = 64, c = 16, d = 40;
+  // [4, 64, 16, 100] -> permute(0, 2, 1, 3): rows of 100 items (every other float32 row starts
+  // off a 32-byte boundary). Under ctest's 1 MiB threshold the float32 / int32 result (1.6 MiB)
+  // is written with non-temporal stores at 1 thread and not at 2, the float64 one (3.1 MiB) at
+  // both; the values must not depend on it.
+  const int64_t a = 4, b = 64, c = 16, d = 100;
   std::vector<double> v;
   for (int64_t i = 0; i < a * b * c * d; ++i) v.push_back(static_cast<double>(i));
   const tg::Tensor x = tg::tensor(v, {a, b, c, d});
+  int streamed = 0;  // of the six copies below
   for (const tg::DType dtype : {tg::kFloat32, tg::kFloat64, tg::kInt32}) {
     for (int threads : {1, 2}) {
       CAPTURE(dtype);
       CAPTURE(threads);
       const int before = tg::get_num_threads();
       tg::set_num_threads(threads);
+      const int64_t bytes = a * b * c * d * static_cast<int64_t>(tg::itemsize(dtype));
+      streamed += tg::streaming_stores_for(bytes) ? 1 : 0;
       const std::vector<double> got =
           values(tg::permute(x.to_dtype(dtype), {0, 2, 1, 3}).contiguous());
       tg::set_num_threads(before);
@@ -158,4 +162,5 @@ TEST_CASE("contiguous of a permuted tensor: rows copied whole, streamed when the
       CHECK(wrong == 0);
     }
   }
+  if (tg::streaming_store_min_bytes() == 1 << 20) CHECK(streamed == 4);
 }

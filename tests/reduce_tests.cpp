@@ -600,6 +600,13 @@ TEST_CASE("prod along rows: lanes merged in a tree give the exact product where 
         std::vector<double>{want});
   CHECK(ints(tg::prod(tg::tensor(wraps, {1, 200}), 1)) ==
         std::vector<int64_t>{static_cast<int64_t>(want_wrapped)});
+  // float32 products accumulate in double: 1e20 * 1e20 * 1e-20 * 1e-20 is 1, where a float32
+  // accumulator overflows to inf (PyTorch 1.13: inf, and nan for 8 such groups in a row).
+  std::vector<double> wide;
+  for (int i = 0; i < 8; ++i) wide.insert(wide.end(), {1e20, 1e20, 1e-20, 1e-20});
+  const tg::Tensor w = tg::tensor(wide, {1, 32}).to_dtype(tg::kFloat32);
+  CHECK(std::abs(values(tg::prod(w.narrow(1, 0, 4)))[0] - 1) < 1e-6);
+  CHECK(std::abs(values(tg::prod(w, 1))[0] - 1) < 1e-5);
 }
 
 TEST_CASE("reductions: bad dims and empty slots are rejected") {

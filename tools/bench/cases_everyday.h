@@ -48,7 +48,7 @@ template <class L> void permute_heads(benchmark::State& state) {
 template <class L> std::vector<Case> cases() {
   return {
       {"cumsum_dim1_4096x1024_f32", along_rows<L, Row::cumsum>, kMs},
-      {"max_with_index_dim1_4096x1024_f32", along_rows<L, Row::max_with_index>, kMs},
+      {"max_with_indices_dim1_4096x1024_f32", along_rows<L, Row::max_with_index>, kMs},
       {"prod_dim1_4096x1024_f32", along_rows<L, Row::prod>, kMs},
       {"topk8_dim1_4096x1024_f32", along_rows<L, Row::topk8>, kMs},
       {"where_random_mask_1<<22_f32", where_random_mask<L>, kMs},
