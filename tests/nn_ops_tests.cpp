@@ -2,6 +2,7 @@
 // embedding): values and gradients on small cases, the expected numbers from PyTorch 1.13.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -189,6 +190,25 @@ TEST_CASE("mse_loss: none, mean, sum and both gradients") {
   // target broadcasts (PyTorch warns), float32 too.
   check_close(mse_loss(a, tensor({1.0, 0.0, 2.0})), {1.0416666666666667});
   CHECK(mse_loss(a.detach().to(kFloat32), t.detach().to(kFloat32), "sum").item<float>() == 25.5f);
+}
+
+TEST_CASE("mse_loss: float32 squared errors are summed in double and rounded once") {
+  // The float32 path (built for AVX2 too, picked at run time) converts each value to double: the
+  // result is the double sum rounded to float32 once. A float32 accumulator would lose every
+  // later term next to the first, 1e8 (float32's spacing there is 8): two blocks of 8192 and a
+  // tail.
+  const int64_t n = 2 * 8192 + 13;
+  std::vector<float> a, b;
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    a.push_back(i == 0 ? 1e4f : static_cast<float>(i % 3) * 0.5f);
+    b.push_back(i % 5 == 0 ? 0.25f : -0.5f);
+    const double d = static_cast<double>(a.back()) - static_cast<double>(b.back());
+    total += d * d;
+  }
+  const Tensor ta = tensor(a, {n}), tb = tensor(b, {n});
+  CHECK(mse_loss(ta, tb, "sum").item<float>() == static_cast<float>(total));
+  CHECK(mse_loss(ta, tb).item<float>() == static_cast<float>(total / static_cast<double>(n)));
 }
 
 TEST_CASE("binary_cross_entropy_with_logits: values, weights and gradients as PyTorch") {

@@ -4,6 +4,7 @@
 // (ops/checks/nn.cpp).
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include <tapegrad/backends/cpu/loops.h>
@@ -14,22 +15,47 @@ namespace tg::cpu {
 
 namespace {
 
-// term(0) + ... + term(n - 1) in double: blocks of kBlock terms summed in parallel (four
-// accumulators each), then the block sums added in order.
-template <typename Term> double sum_blocks(int64_t n, const Term& term) {
+// term(begin) + ... + term(end - 1) in double, in kLanes accumulators (independent chains of
+// additions), then those added as a tree.
+template <typename Term> __attribute__((always_inline)) inline double sum_terms(const Term& term,
+                                                                                int64_t begin,
+                                                                                int64_t end) {
+  constexpr int kLanes = 8;
+  double acc[kLanes] = {};
+  int64_t i = begin;
+  for (; i + kLanes <= end; i += kLanes)
+    for (int k = 0; k < kLanes; ++k) acc[k] += term(i + k);
+  for (; i < end; ++i) acc[0] += term(i);
+  for (int half = kLanes / 2; half > 0; half /= 2)
+    for (int k = 0; k < half; ++k) acc[k] += acc[k + half];
+  return acc[0];
+}
+
+// The float32 squared errors of [begin, end), also built for AVX2 (x86-64-v3), picked at run
+// time: the loop converts every value to double, which the baseline build does two at a time.
+// Same additions in the same order, so the same bits (no FMA: ISO C++ mode does not contract).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+double
+squared_errors_f32(const float* a, const float* b, int64_t begin, int64_t end) {
+  return sum_terms(
+      [a, b](int64_t i) {
+        const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
+        return d * d;
+      },
+      begin, end);
+}
+
+// The sum of n terms in double: blocks of kBlock terms summed in parallel (block_sum(begin,
+// end)), then the block sums added in order, so the bits do not depend on the thread count.
+template <typename BlockSum> double sum_blocks(int64_t n, const BlockSum& block_sum) {
   constexpr int64_t kBlock = 8192;
   const int64_t blocks = (n + kBlock - 1) / kBlock;
   std::vector<double> partial(static_cast<size_t>(blocks), 0.0);
   parallel_for(0, blocks, kElementwiseGrain / kBlock, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      double acc[4] = {0, 0, 0, 0};
-      const int64_t end = std::min(n, (b + 1) * kBlock);
-      int64_t i = b * kBlock;
-      for (; i + 4 <= end; i += 4)
-        for (int k = 0; k < 4; ++k) acc[k] += term(i + k);
-      for (; i < end; ++i) acc[0] += term(i);
-      partial[static_cast<size_t>(b)] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    }
+    for (int64_t b = b0; b < b1; ++b)
+      partial[static_cast<size_t>(b)] = block_sum(b * kBlock, std::min(n, (b + 1) * kBlock));
   });
   double total = 0;
   for (double v : partial) total += v;
@@ -37,10 +63,10 @@ template <typename Term> double sum_blocks(int64_t n, const Term& term) {
 }
 
 // A 0-d tensor of dtype holding the sum of n terms, divided by n for "mean".
-template <typename Term> Tensor reduce_terms(int64_t n, const Term& term,
-                                             const std::string& reduction, DType dtype,
-                                             Device device) {
-  double total = sum_blocks(n, term);
+template <typename BlockSum> Tensor reduce_terms(int64_t n, const BlockSum& block_sum,
+                                                 const std::string& reduction, DType dtype,
+                                                 Device device) {
+  double total = sum_blocks(n, block_sum);
   if (reduction == "mean")
     total /= static_cast<double>(n);  // 0 / 0 = nan for an empty mean, as PyTorch
   return scalar_tensor(total, dtype, device);
@@ -52,9 +78,10 @@ Tensor reduce_loss(const char* op, const Tensor& loss, const std::string& reduct
   return visit_floating(op, loss.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = loss.data<T>();
+    const auto value = [p](int64_t i) { return static_cast<double>(p[i]); };
     return reduce_terms(
-        loss.numel(), [p](int64_t i) { return static_cast<double>(p[i]); }, reduction, loss.dtype(),
-        loss.device());
+        loss.numel(), [&](int64_t b, int64_t e) { return sum_terms(value, b, e); }, reduction,
+        loss.dtype(), loss.device());
   });
 }
 
@@ -68,11 +95,18 @@ Tensor mse_loss(const Tensor& self, const Tensor& target, const std::string& red
       using T = typename decltype(tag)::type;
       const T* a = self.data<T>();
       const T* b = target.data<T>();
-      auto term = [a, b](int64_t i) {
-        const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
-        return d * d;
+      const auto block_sum = [a, b](int64_t begin, int64_t end) {
+        if constexpr (std::is_same_v<T, float>) {
+          return squared_errors_f32(a, b, begin, end);
+        } else {
+          const auto term = [a, b](int64_t i) {
+            const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
+            return d * d;
+          };
+          return sum_terms(term, begin, end);
+        }
       };
-      return reduce_terms(self.numel(), term, reduction, self.dtype(), self.device());
+      return reduce_terms(self.numel(), block_sum, reduction, self.dtype(), self.device());
     });
   }
   const Tensor loss = binary_op<Types::NoBool>("mse_loss", self, target, [](auto a, auto b) {
