@@ -609,6 +609,32 @@ TEST_CASE("prod along rows: lanes merged in a tree give the exact product where 
   CHECK(std::abs(values(tg::prod(w, 1))[0] - 1) < 1e-5);
 }
 
+TEST_CASE("prod of float32 rows: the lanes' products in double, on every instruction set") {
+  // 32 double lanes (value i to lane i % 32), merged by folding halves, then the tail in order:
+  // written out plainly, rounded once to float32. The CPU's own build (AVX-512 where it has it;
+  // ctest's row_kernels_avx2 entry runs this under TG_SIMD=avx2) must give the same values. The
+  // order itself rarely shows after the rounding to float32; a lost, doubled or float32-rounded
+  // factor does (one factor off by 1e-7 fails it).
+  const int64_t rows = 3, n = 1000;  // 31 blocks of 32 and a tail of 8
+  std::vector<float> x;
+  for (int64_t i = 0; i < rows * n; ++i)
+    x.push_back(0.75f + static_cast<float>((i * 7919) % 1000) / 2000.0f);
+  std::vector<double> want;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = x.data() + r * n;
+    double lane[32];
+    std::fill(lane, lane + 32, 1.0);
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+      for (int k = 0; k < 32; ++k) lane[k] *= static_cast<double>(p[i + k]);
+    for (int half = 16; half > 0; half /= 2)
+      for (int k = 0; k < half; ++k) lane[k] *= lane[k + half];
+    for (; i < n; ++i) lane[0] *= static_cast<double>(p[i]);
+    want.push_back(static_cast<double>(static_cast<float>(lane[0])));
+  }
+  CHECK(values(tg::prod(tg::tensor(x, {rows, n}), 1)) == want);
+}
+
 TEST_CASE("reductions: bad dims and empty slots are rejected") {
   tg::Tensor x = tg::zeros({2, 3});
   CHECK_THROWS_WITH_AS(tg::sum(x, {2}), doctest::Contains("[sum] dim 2 is out of range"),
