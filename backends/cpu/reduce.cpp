@@ -305,11 +305,17 @@ __attribute__((target("avx2"))) Acc reduce_row_avx2(const T* p, int64_t n) {
 }
 // float32 products with 512-bit vectors: the lanes' loop converts every value to double, and
 // an AVX-512 vector converts twice as many per instruction (the same lanes: the same bits).
+// (Clang, the sanitizer builds' compiler, takes no vector width in the attribute.)
+#if defined(__clang__)
+#define TG_AVX512_LANES __attribute__((target("avx512f,avx512dq")))
+#else
+#define TG_AVX512_LANES __attribute__((target("avx512f,avx512dq,prefer-vector-width=512")))
+#endif
 template <typename Op, typename Acc, typename T>
-__attribute__((target("avx512f,avx512dq,prefer-vector-width=512"))) Acc reduce_row_avx512(
-    const T* p, int64_t n) {
+TG_AVX512_LANES Acc reduce_row_avx512(const T* p, int64_t n) {
   return reduce_row_lanes<Op, Acc>(p, n);
 }
+#undef TG_AVX512_LANES
 template <typename Op, typename Acc, typename T, typename Out, typename Finish>
 __attribute__((target("avx2"))) void reduce_rows_avx2(const T* in, Out* out, int64_t b, int64_t e,
                                                       int64_t size, const Finish& finish) {
