@@ -9,6 +9,7 @@
 
 #include <tapegrad/backends/cpu/loops.h>
 #include <tapegrad/backends/shared/nn_plans.h>
+#include <tapegrad/core/cpu_features.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {
@@ -31,20 +32,34 @@ template <typename Term> __attribute__((always_inline)) inline double sum_terms(
   return acc[0];
 }
 
-// The float32 squared errors of [begin, end), also built for AVX2 (x86-64-v3), picked at run
-// time: the loop converts every value to double, which the baseline build does two at a time.
-// Same additions in the same order, so the same bits (no FMA: ISO C++ mode does not contract).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
+// (a[i] - b[i])^2 in double. Always inlined: the AVX2 build below must get its own copy.
+template <typename T> struct SquaredError {
+  const T* a;
+  const T* b;
+  __attribute__((always_inline)) double operator()(int64_t i) const {
+    const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
+    return d * d;
+  }
+};
+
+// The float32 squared errors of [begin, end), also built for AVX2 and picked at run time: the
+// loop converts every value to double, which the baseline build does two at a time. The same
+// additions in the same order, so the same bits (no FMA: ISO C++ mode does not contract). Not
+// target_clones: its load-time resolver runs before ThreadSanitizer's runtime starts.
+double squared_errors_f32_baseline(const float* a, const float* b, int64_t begin, int64_t end) {
+  return sum_terms(SquaredError<float>{a, b}, begin, end);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) double squared_errors_f32_avx2(const float* a, const float* b,
+                                                               int64_t begin, int64_t end) {
+  return sum_terms(SquaredError<float>{a, b}, begin, end);
+}
 #endif
-double
-squared_errors_f32(const float* a, const float* b, int64_t begin, int64_t end) {
-  return sum_terms(
-      [a, b](int64_t i) {
-        const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
-        return d * d;
-      },
-      begin, end);
+double squared_errors_f32(const float* a, const float* b, int64_t begin, int64_t end) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (cpu_has_avx2()) return squared_errors_f32_avx2(a, b, begin, end);
+#endif
+  return squared_errors_f32_baseline(a, b, begin, end);
 }
 
 // The sum of n terms in double: blocks of kBlock terms summed in parallel (block_sum(begin,
@@ -99,11 +114,7 @@ Tensor mse_loss(const Tensor& self, const Tensor& target, const std::string& red
         if constexpr (std::is_same_v<T, float>) {
           return squared_errors_f32(a, b, begin, end);
         } else {
-          const auto term = [a, b](int64_t i) {
-            const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
-            return d * d;
-          };
-          return sum_terms(term, begin, end);
+          return sum_terms(SquaredError<T>{a, b}, begin, end);
         }
       };
       return reduce_terms(self.numel(), block_sum, reduction, self.dtype(), self.device());
