@@ -298,8 +298,7 @@ __attribute__((target("avx2"))) void copy_bytes_avx2(char* dst, const char* src,
 
 void copy_bytes(char* dst, const char* src, size_t n, bool stream) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2 && n >= (stream ? 128 : 4096))
+  if (cpu_has_avx2() && n >= (stream ? 128 : 4096))
     return stream ? copy_bytes_avx2<true>(dst, src, n) : copy_bytes_avx2<false>(dst, src, n);
 #else
   (void)stream;

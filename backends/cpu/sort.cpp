@@ -2,7 +2,6 @@
 // by a comparator that puts nan above every number and breaks ties by index (so both ops are
 // stable: equal elements keep their order), and written back with its values.
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -17,13 +16,14 @@ namespace tg::cpu {
 
 namespace {
 
-// a < b in the order of sort: nan is the largest value (as in PyTorch); bool false < true.
-template <typename T> bool less_nan_last(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(a)) return false;
-    if (std::isnan(b)) return true;
-  }
-  return a < b;
+// a before b in sort's order, nan above every number (as in PyTorch), bool false < true;
+// without branches on the NaN tests: descending, a > b, a NaN above a number, nothing above a
+// NaN; ascending the mirror image.
+template <bool kDescending, typename T> bool better(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return kDescending ? (!(a <= b) & (b == b)) : ((a == a) & !(a >= b));
+  else
+    return kDescending ? b < a : a < b;
 }
 
 // The k first positions of a row of n values (value j at row[j * inner]) in sort's order, into
@@ -32,14 +32,6 @@ template <typename T> bool less_nan_last(T a, T b) {
 // through its index). Positions come in increasing order, so a tie never displaces an earlier
 // one: the ties-by-index order of `before` below.
 constexpr int64_t kFewBest = 32;
-// a before b in sort's order (nan above every number), without branches on the NaN tests:
-// descending, a > b, a NaN above a number, nothing above a NaN; ascending the mirror image.
-template <bool kDescending, typename T> bool better(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>)
-    return kDescending ? (!(a <= b) & (b == b)) : ((a == a) & !(a >= b));
-  else
-    return kDescending ? b < a : a < b;
-}
 template <bool kDescending, typename T>
 void few_best(const T* row, int64_t n, int64_t inner, int64_t k, int64_t* best) {
   T value[kFewBest];
@@ -80,8 +72,8 @@ std::tuple<Tensor, Tensor> ordered_rows(const char* op, const Tensor& self,
         // stable one whichever algorithm orders it.
         auto before = [&](int64_t a, int64_t b) {
           const T va = row[a * l.inner], vb = row[b * l.inner];
-          if (descending ? less_nan_last(vb, va) : less_nan_last(va, vb)) return true;
-          if (descending ? less_nan_last(va, vb) : less_nan_last(vb, va)) return false;
+          if (descending ? better<true>(va, vb) : better<false>(va, vb)) return true;
+          if (descending ? better<true>(vb, va) : better<false>(vb, va)) return false;
           return a < b;
         };
         if (k <= kFewBest && k < l.size) {
