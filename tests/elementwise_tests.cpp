@@ -480,6 +480,51 @@ TEST_CASE("elementwise: logical ops take any dtype") {
   CHECK(tg::logical_not(tg::tensor(V{std::nan("")})).to_vector<bool>() == B{false});  // NaN is true
 }
 
+TEST_CASE("elementwise: bool operands of every layout, flat, broadcast and split across threads") {
+  // The engine reads bool inputs as bytes and the logical ops use & and |: the results must be
+  // those of plain loops over std::vector<bool>, with a tail that fills no vector, on the
+  // strided walk's rows, and past the thread split.
+  for (const int64_t n : {int64_t{1003}, int64_t{300001}}) {
+    CAPTURE(n);
+    std::vector<bool> p, q;
+    std::vector<double> x;
+    for (int64_t i = 0; i < n; ++i) {
+      p.push_back((i * 7919) % 3 == 0);
+      q.push_back((i * 104729) % 5 < 2);
+      x.push_back(i % 7 == 3 ? -0.0 : static_cast<double>(i % 11) - 5.5);
+    }
+    const Tensor tp = tg::tensor(p, {n}), tq = tg::tensor(q, {n});
+    const int before = tg::get_num_threads();
+    for (const int threads : {1, 2}) {
+      CAPTURE(threads);
+      tg::set_num_threads(threads);
+      const std::vector<bool> got_not = tg::logical_not(tp).to_vector<bool>();
+      const std::vector<bool> got_and = tg::logical_and(tp, tq).to_vector<bool>();
+      const std::vector<bool> got_or = tg::logical_or(tp, tq).to_vector<bool>();
+      const std::vector<bool> got_eq = tg::eq(tp, tq).to_vector<bool>();
+      // [n, 1] against [1, 2]: rows of the strided walk, each operand broadcast one way
+      const Tensor rows =
+          tg::logical_and(tp.reshape({n, 1}), tg::tensor(std::vector<bool>{true, false}, {1, 2}));
+      const std::vector<bool> got_rows = rows.to_vector<bool>();
+      const Tensor filled = tg::masked_fill_scalar(tg::tensor(x).to_dtype(tg::kFloat32), tp, 2.5);
+      const std::vector<double> got_fill = filled.to_vector<double>();
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t k = static_cast<size_t>(i);
+        wrong += got_not[k] != !p[k];
+        wrong += got_and[k] != (p[k] && q[k]);
+        wrong += got_or[k] != (p[k] || q[k]);
+        wrong += got_eq[k] != (p[k] == q[k]);
+        wrong += got_rows[2 * k] != p[k] || got_rows[2 * k + 1];
+        const double want = p[k] ? 2.5 : x[k];
+        wrong += std::signbit(got_fill[k]) != std::signbit(want) || got_fill[k] != want;
+      }
+      CHECK(wrong == 0);
+    }
+    tg::set_num_threads(before);
+  }
+}
+
 // ---- in-place forms
 // ------------------------------------------------------------------------------
 

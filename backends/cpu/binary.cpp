@@ -1,7 +1,6 @@
 // CPU kernels of the binary elementwise ops: add, sub, mul, div, pow, pow_scalar, and where.
 // Their arguments (shapes that broadcast, alpha's type) are checked before dispatch
 // (ops/checks/elementwise.cpp).
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -84,19 +83,6 @@ Tensor pow_scalar(const Tensor& self, const Scalar& exponent) {
                                   [](auto a, auto b) { return power(a, b); });
 }
 
-namespace {
-// c ? a : b by its bits (c is 0 or 1), without a branch: with a random condition a branch per
-// value mispredicts every other time.
-template <typename T> T select(uint8_t c, T a, T b) {
-  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t,
-                                  std::conditional_t<sizeof(T) == 4, uint32_t, uint8_t>>;
-  static_assert(sizeof(Bits) == sizeof(T));
-  const Bits mask = static_cast<Bits>(Bits{0} - Bits{c});
-  return std::bit_cast<T>(
-      static_cast<Bits>((std::bit_cast<Bits>(a) & mask) | (std::bit_cast<Bits>(b) & ~mask)));
-}
-}  // namespace
-
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
   const Shape shape =
       broadcast_shapes("where", broadcast_pair("where", condition, self), other.shape());
@@ -104,22 +90,8 @@ Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
   Tensor out = empty(shape, dtype, self.device());
   visit_dtype("where", dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const auto flat = [&](const Tensor& t) { return t.shape() == shape && t.is_contiguous(); };
-    if (flat(condition) && flat(self) && flat(other) && self.dtype() == dtype &&
-        other.dtype() == dtype) {
-      // The condition read as bytes: the compiler vectorises no loop that loads bool.
-      const auto* c = reinterpret_cast<const uint8_t*>(condition.data<bool>());
-      const T* a = self.data<T>();
-      const T* b = other.data<T>();
-      T* o = out.data<T>();
-      parallel_for(0, out.numel(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) o[i] = select(c[i], a[i], b[i]);
-      });
-      return;
-    }
     map_into<T, bool, T, T>(
-        out, [](bool c, T a, T b) { return select(static_cast<uint8_t>(c), a, b); }, condition,
-        self, other);
+        out, [](bool c, T a, T b) { return select_bits(c, a, b); }, condition, self, other);
   });
   return out;
 }

@@ -24,17 +24,18 @@ Tensor ge(const Tensor& self, const Tensor& other) {
   return comparison_op("ge", self, other, [](auto a, auto b) { return a >= b; });
 }
 
-// Logical ops read any value as true when nonzero (NaN included), as in PyTorch.
+// Logical ops read any value as true when nonzero (NaN included), as in PyTorch. & and | rather
+// than && and ||: both sides are read anyway, and the compiler vectorises no short circuit.
 Tensor logical_not(const Tensor& self) {
   return unary_bool_op("logical_not", self, [](auto x) { return !static_cast<bool>(x); });
 }
 Tensor logical_and(const Tensor& self, const Tensor& other) {
   return comparison_op("logical_and", self, other,
-                       [](auto a, auto b) { return static_cast<bool>(a) && static_cast<bool>(b); });
+                       [](auto a, auto b) { return static_cast<bool>(a) & static_cast<bool>(b); });
 }
 Tensor logical_or(const Tensor& self, const Tensor& other) {
   return comparison_op("logical_or", self, other,
-                       [](auto a, auto b) { return static_cast<bool>(a) || static_cast<bool>(b); });
+                       [](auto a, auto b) { return static_cast<bool>(a) | static_cast<bool>(b); });
 }
 
 }  // namespace tg::cpu

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <tuple>
 #include <type_traits>
@@ -110,6 +111,28 @@ template <typename T> struct Broadcast {
 template <typename S> constexpr bool kIsBroadcast = false;
 template <typename T> constexpr bool kIsBroadcast<Broadcast<T>> = true;
 
+// A bool array read as bytes (0 or 1 in a tensor): GCC 12 vectorises no loop that loads bool,
+// and one that loads bytes and compares them with 0 it does. Every loop below reads bool
+// operands through this.
+struct BoolBytes {
+  const uint8_t* bytes;
+  bool operator[](int64_t i) const { return bytes[i] != 0; }
+};
+template <typename T> const T* as_source(const T* p) { return p; }
+inline BoolBytes as_source(const bool* p) { return {reinterpret_cast<const uint8_t*>(p)}; }
+
+// c ? a : b by its bits, without a branch (c is 0 or 1): with a random condition a branch per
+// element mispredicts every other time, and the compiler turns no `?:` between values of
+// different widths (a bool and a float) into vector code. where and masked_fill use it.
+template <typename T> T select_bits(bool c, T a, T b) {
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t,
+                                  std::conditional_t<sizeof(T) == 4, uint32_t, uint8_t>>;
+  static_assert(sizeof(Bits) == sizeof(T));
+  const Bits mask = static_cast<Bits>(Bits{0} - static_cast<Bits>(c));
+  return std::bit_cast<T>(
+      static_cast<Bits>((std::bit_cast<Bits>(a) & mask) | (std::bit_cast<Bits>(b) & ~mask)));
+}
+
 // ---- the flat loop ---------------------------------------------------------------------------
 
 template <typename Out, typename Fn, typename... Src>
@@ -119,9 +142,9 @@ void flat_chunk_base(Out* __restrict out, int64_t begin, int64_t end, const Fn& 
 
 #if defined(__x86_64__) && defined(__GNUC__)
 // The same loop compiled for AVX2 (8 floats per instruction instead of SSE2's 4), taken at run
-// time on CPUs that have it, for float32 outputs of unary and binary ops only (each clone is
-// code: the other dtypes are rarely the hot ones). Operations are the same IEEE ones, element
-// by element, so results match the SSE2 loop's.
+// time on CPUs that have it, for the float32 and bool outputs of unary and binary ops only (each
+// clone is code: the other dtypes are rarely the hot ones). Operations are the same IEEE ones,
+// element by element, so results match the SSE2 loop's.
 template <typename Out, typename Fn, typename... Src>
 __attribute__((target("avx2"))) void flat_chunk_avx2(Out* __restrict out, int64_t begin,
                                                      int64_t end, const Fn& fn, Src... src) {
@@ -170,7 +193,7 @@ void flat_chunk(Out* __restrict out, int64_t begin, int64_t end, const Fn& fn, v
                 Src... src) {
   if (row_kernel<Out, Fn>(out, begin, end, stores, src...)) return;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if constexpr (std::is_same_v<Out, float> && sizeof...(Src) <= 2) {
+  if constexpr ((std::is_same_v<Out, float> || std::is_same_v<Out, bool>)&&sizeof...(Src) <= 2) {
     if (cpu_has_avx2()) {
       flat_chunk_avx2(out, begin, end, fn, src...);
       return;
@@ -205,7 +228,7 @@ void with_sources(const Run& run, std::tuple<Src...> done, const Operand<T>& nex
   if (next.single) {
     with_sources(run, std::tuple_cat(done, std::tuple(Broadcast<T>{next.value})), rest...);
   } else {
-    with_sources(run, std::tuple_cat(done, std::tuple(next.data)), rest...);
+    with_sources(run, std::tuple_cat(done, std::tuple(as_source(next.data))), rest...);
   }
 }
 
@@ -260,9 +283,11 @@ void strided_loop(const Tensor& out, const Fn& fn, bool in_place, vec::Stores st
       const bool vector_clone = x.in_place || requires { Fn::kRowKernel; };  // once per run
       for (int64_t r = 0; r < rows; ++r) {
         if (vector_clone)
-          flat_chunk(o + r * count, 0, count, *x.fn, x.stores, (std::get<K>(first) + r * s[K])...);
+          flat_chunk(o + r * count, 0, count, *x.fn, x.stores,
+                     as_source(std::get<K>(first) + r * s[K])...);
         else
-          flat_chunk_base(o + r * count, 0, count, *x.fn, (std::get<K>(first) + r * s[K])...);
+          flat_chunk_base(o + r * count, 0, count, *x.fn,
+                          as_source(std::get<K>(first) + r * s[K])...);
       }
     }
     (std::index_sequence_for<In...>{});

@@ -197,7 +197,7 @@ template <typename T>
 Tensor masked_fill_with(const char* op, const Tensor& self, const Tensor& mask, T value) {
   Tensor out = empty(broadcast_pair(op, self, mask), self.dtype(), self.device());
   map_into<T, bool, T>(
-      out, [value](bool m, T x) { return m ? value : x; }, mask, self);
+      out, [value](bool m, T x) { return select_bits(m, value, x); }, mask, self);
   return out;
 }
 
