@@ -249,6 +249,42 @@ TEST_CASE("binary_cross_entropy_with_logits: values, weights and gradients as Py
                        ValueError);
 }
 
+TEST_CASE("binary_cross_entropy_with_logits: dense logits against a long double reference") {
+  // softplus(-x) runs on the vector kernels (SLEEF, docs/SEMANTICS.md); the loss must stay
+  // within a few units in the last place of its largest term, |x| or the loss itself (for t < 1
+  // and x << 0 the loss is a difference of two terms of size |x|, in every implementation).
+  const int64_t n = 20001;
+  const Tensor x64 = linspace(-100.0, 100.0, n, kFloat64);
+  for (const DType dtype : {kFloat32, kFloat64}) {
+    CAPTURE(dtype);
+    const double eps = dtype == kFloat32 ? 0x1p-23 : 0x1p-52;
+    const Tensor x = x64.to_dtype(dtype);
+    const std::vector<double> xs = x.to_vector<double>();
+    for (const double t : {0.0, 0.25, 1.0}) {
+      for (const bool weighted : {false, true}) {
+        CAPTURE(t);
+        CAPTURE(weighted);
+        const double w = weighted ? 0.75 : 1.0, pw = weighted ? 2.0 : 1.0;
+        const Tensor target = full({n}, t, dtype);
+        const Tensor got = weighted
+                               ? binary_cross_entropy_with_logits(x, target, full({n}, w, dtype),
+                                                                  full({1}, pw, dtype), "none")
+                               : binary_cross_entropy_with_logits(x, target, {}, {}, "none");
+        const std::vector<double> g = got.to_vector<double>();
+        int64_t wrong = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const long double v = xs[static_cast<size_t>(i)];
+          const long double softplus_neg = std::max(-v, 0.0L) + std::log1p(std::exp(-std::fabs(v)));
+          const long double want = w * ((1 - t) * v + (1 + (pw - 1) * t) * softplus_neg);
+          const long double err = std::fabs(g[static_cast<size_t>(i)] - want);
+          wrong += err > 8 * eps * (std::fabs(v) + std::fabs(want));
+        }
+        CHECK(wrong == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("embedding: rows by index, padding_idx gets no gradient, range errors") {
   Tensor w = tensor({{0.0, 1.0}, {2.0, 3.0}, {4.0, 5.0}, {6.0, 7.0}}).requires_grad_();
   Tensor idx = tensor({{1, 3}, {1, 0}, {2, 1}});

@@ -4,35 +4,19 @@
 // (ops/checks/nn.cpp).
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 #include <vector>
 
+#include <tapegrad/backends/cpu/double_sums.h>
 #include <tapegrad/backends/cpu/loops.h>
+#include <tapegrad/backends/cpu/simd/vec_ops.h>
 #include <tapegrad/backends/shared/nn_plans.h>
-#include <tapegrad/core/cpu_features.h>
 #include <tapegrad/generated/kernels.h>
 
 namespace tg::cpu {
 
 namespace {
 
-// term(begin) + ... + term(end - 1) in double, in kLanes accumulators (independent chains of
-// additions), then those added as a tree.
-template <typename Term> __attribute__((always_inline)) inline double sum_terms(const Term& term,
-                                                                                int64_t begin,
-                                                                                int64_t end) {
-  constexpr int kLanes = 8;
-  double acc[kLanes] = {};
-  int64_t i = begin;
-  for (; i + kLanes <= end; i += kLanes)
-    for (int k = 0; k < kLanes; ++k) acc[k] += term(i + k);
-  for (; i < end; ++i) acc[0] += term(i);
-  for (int half = kLanes / 2; half > 0; half /= 2)
-    for (int k = 0; k < half; ++k) acc[k] += acc[k + half];
-  return acc[0];
-}
-
-// (a[i] - b[i])^2 in double. Always inlined: the AVX2 build below must get its own copy.
+// (a[i] - b[i])^2 in double. Always inlined: sum_terms_widest's AVX2 build gets its own copy.
 template <typename T> struct SquaredError {
   const T* a;
   const T* b;
@@ -41,26 +25,6 @@ template <typename T> struct SquaredError {
     return d * d;
   }
 };
-
-// The float32 squared errors of [begin, end), also built for AVX2 and picked at run time: the
-// loop converts every value to double, which the baseline build does two at a time. The same
-// additions in the same order, so the same bits (no FMA: ISO C++ mode does not contract). Not
-// target_clones: its load-time resolver runs before ThreadSanitizer's runtime starts.
-double squared_errors_f32_baseline(const float* a, const float* b, int64_t begin, int64_t end) {
-  return sum_terms(SquaredError<float>{a, b}, begin, end);
-}
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2"))) double squared_errors_f32_avx2(const float* a, const float* b,
-                                                               int64_t begin, int64_t end) {
-  return sum_terms(SquaredError<float>{a, b}, begin, end);
-}
-#endif
-double squared_errors_f32(const float* a, const float* b, int64_t begin, int64_t end) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (cpu_has_avx2()) return squared_errors_f32_avx2(a, b, begin, end);
-#endif
-  return squared_errors_f32_baseline(a, b, begin, end);
-}
 
 // The sum of n terms in double: blocks of kBlock terms summed in parallel (block_sum(begin,
 // end)), then the block sums added in order, so the bits do not depend on the thread count.
@@ -111,11 +75,7 @@ Tensor mse_loss(const Tensor& self, const Tensor& target, const std::string& red
       const T* a = self.data<T>();
       const T* b = target.data<T>();
       const auto block_sum = [a, b](int64_t begin, int64_t end) {
-        if constexpr (std::is_same_v<T, float>) {
-          return squared_errors_f32(a, b, begin, end);
-        } else {
-          return sum_terms(SquaredError<T>{a, b}, begin, end);
-        }
+        return sum_terms_widest(SquaredError<T>{a, b}, begin, end);
       };
       return reduce_terms(self.numel(), block_sum, reduction, self.dtype(), self.device());
     });
@@ -140,12 +100,27 @@ Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target
     using T = typename decltype(tag)::type;
     // (1 - t) x + lw * softplus(-x), softplus(-x) = max(-x, 0) + log1p(exp(-|x|)) (never
     // overflows), lw = 1 + (pos_weight - 1) t; times weight.
+    const auto with_softplus = [](T x, T t, T pwt, T softplus_neg) {
+      const T log_weight = (pwt - T(1)) * t + T(1);
+      return (T(1) - t) * x + log_weight * softplus_neg;
+    };
+    if (vec_runs(dtype)) {
+      // softplus(-x) on SLEEF's vector kernel first, into loss (its exp and log1p were 4/5 of
+      // the op's time as scalar calls), then the rest over it in place.
+      map_into<T, T>(
+          loss, [](T x) { return -x; }, self);
+      unary_math_in_place(vec::Unary::softplus, loss.data<T>(), loss.numel());
+      map_into<T, T, T, T, T>(loss, with_softplus, self, target, pw, loss);
+      if (weight.defined())
+        map_into<T, T, T>(
+            loss, [](T wt, T v) { return wt * v; }, w, loss);
+      return;
+    }
     map_into<T, T, T, T, T>(
         loss,
-        [](T x, T t, T wt, T pwt) {
-          const T log_weight = (pwt - T(1)) * t + T(1);
+        [with_softplus](T x, T t, T wt, T pwt) {
           const T softplus_neg = std::max(-x, T(0)) + std::log1p(std::exp(-std::abs(x)));
-          return wt * ((T(1) - t) * x + log_weight * softplus_neg);
+          return wt * with_softplus(x, t, pwt, softplus_neg);
         },
         self, target, w, pw);
   });

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include <tapegrad/backends/cpu/double_sums.h>
 #include <tapegrad/backends/shared/norm_grads.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/parallel.h>
@@ -15,40 +16,28 @@ namespace tg::cpu {
 
 namespace {
 
+// The sums of the statistics, in double, on the widest vectors (double_sums.h).
 template <typename T> double sum_of(const T* p, int64_t n) {
-  double acc[4] = {0, 0, 0, 0};
-  int64_t j = 0;
-  for (; j + 4 <= n; j += 4)
-    for (int k = 0; k < 4; ++k) acc[k] += static_cast<double>(p[j + k]);
-  for (; j < n; ++j) acc[0] += static_cast<double>(p[j]);
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  return sum_terms_widest(
+      [p](int64_t i) __attribute__((always_inline)) { return static_cast<double>(p[i]); }, 0, n);
 }
 
 template <typename T> double squares_around(const T* p, int64_t n, double mean) {
-  double acc[4] = {0, 0, 0, 0};
-  int64_t j = 0;
-  for (; j + 4 <= n; j += 4)
-    for (int k = 0; k < 4; ++k) {
-      const double d = static_cast<double>(p[j + k]) - mean;
-      acc[k] += d * d;
-    }
-  for (; j < n; ++j) {
-    const double d = static_cast<double>(p[j]) - mean;
-    acc[0] += d * d;
-  }
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  return sum_terms_widest(
+      [ p, mean ](int64_t i) __attribute__((always_inline)) {
+        const double d = static_cast<double>(p[i]) - mean;
+        return d * d;
+      },
+      0, n);
 }
 
-// sum(dy * (x - mean)) in double, in four lanes as sum_of: one running sum would be a chain of
-// dependent additions (no vectorising, an add's latency per element).
+// sum(dy * (x - mean)).
 template <typename T> double products_around(const T* dy, const T* x, int64_t n, double mean) {
-  double acc[4] = {0, 0, 0, 0};
-  int64_t j = 0;
-  for (; j + 4 <= n; j += 4)
-    for (int k = 0; k < 4; ++k)
-      acc[k] += static_cast<double>(dy[j + k]) * (static_cast<double>(x[j + k]) - mean);
-  for (; j < n; ++j) acc[0] += static_cast<double>(dy[j]) * (static_cast<double>(x[j]) - mean);
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  return sum_terms_widest(
+      [ dy, x, mean ](int64_t i) __attribute__((always_inline)) {
+        return static_cast<double>(dy[i]) * (static_cast<double>(x[i]) - mean);
+      },
+      0, n);
 }
 
 // Channels per task of the per-channel passes: each channel is a few passes over count values,

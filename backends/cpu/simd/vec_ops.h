@@ -66,6 +66,13 @@ inline bool vec_runs(DType dtype) {
   return vec::best() && (dtype == kFloat32 || dtype == kFloat64);
 }
 
+// x[i] = f(x[i]) for n contiguous elements, through vec::Unary `f`; vec_runs holds. For a fused
+// op that computes one transcendental of a value it made itself.
+template <typename T> void unary_math_in_place(vec::Unary f, T* x, int64_t n) {
+  const auto kernel = vec_detail::table_of<T>(*vec::best()).unary[static_cast<int>(f)];
+  vec_detail::split(n, [&](int64_t b, int64_t e) { kernel(x + b, x + b, e - b); });
+}
+
 namespace vec_detail {
 
 // out = kernel(a, b) elementwise, a and b made dense in out's shape and dtype (vec_runs holds);
