@@ -350,6 +350,37 @@ TEST_CASE("avg_pool2d: ceil_mode, count_include_pad, divisor_override, then adap
   expect("adaptive grad x", grads(ya, {xa})[0]);
 }
 
+TEST_CASE("adaptive_avg_pool2d: a 1x1 output is each plane's mean, any layout, then its gradient") {
+  // The global pool runs on the reduction's kernel (sums in double): within a float32 rounding
+  // of the exact mean, for [N, C, H, W] and [C, H, W], contiguous or channels-last strided.
+  for (const DType dtype : {kFloat32, kFloat64}) {
+    CAPTURE(dtype);
+    const Tensor x4 = wave({3, 5, 9, 11}, 0.37, 0.4, dtype);
+    const Tensor last = x4.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+    for (const Tensor& x : {x4, last, x4.select(0, 1)}) {
+      const Tensor y = adaptive_avg_pool2d(x, {1});
+      Shape want_shape = x.shape();
+      want_shape[want_shape.size() - 2] = want_shape[want_shape.size() - 1] = 1;
+      REQUIRE(y.shape() == want_shape);
+      const std::vector<double> got = y.to_vector<double>();
+      const Tensor planes = x.to_dtype(kFloat64).contiguous().reshape({-1, 9 * 11});
+      const std::vector<double> v = planes.to_vector<double>();
+      for (size_t p = 0; p < got.size(); ++p) {
+        long double exact = 0;
+        for (size_t k = 0; k < 99; ++k) exact += v[p * 99 + k];
+        exact /= 99;
+        const double tol = dtype == kFloat32 ? 1e-7 : 1e-15;
+        CHECK(std::fabs(got[p] - static_cast<double>(exact)) <= tol);
+      }
+    }
+  }
+  Tensor x = leaf(wave({2, 3, 4, 5}, 0.21, 0.3));
+  Tensor g = grads(adaptive_avg_pool2d(x, {1, 1}), {x})[0];
+  // d mean / d x_k = 1 / 20 times the output's weight, spread over each plane
+  const Tensor gy = wave({2, 3, 1, 1}, 0.61, 0.2).expand({2, 3, 4, 5}) / 20.0;
+  CHECK(tg_test::differs(g, gy.contiguous(), 1e-15) == "");
+}
+
 TEST_CASE("batch_norm: training updates the running stats in place, then eval uses them") {
   Tensor x = leaf(wave({3, 2, 2, 2}, 0.71, 0.4) * 2.0 + 0.5);
   Tensor w = leaf(wave({2}, 0.8, 1.0)), b = leaf(wave({2}, 0.3, 0.2));

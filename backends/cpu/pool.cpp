@@ -294,6 +294,11 @@ Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
   const int64_t h = shape[d - 2], w = shape[d - 1];
   shape[d - 2] = output_size[0];
   shape[d - 1] = output_size.size() == 1 ? output_size[0] : output_size[1];
+  // A 1x1 output (a CNN's global average pool) is each plane's mean: the reduction's row kernel
+  // sums it in vector lanes of double, where the window loop below is one serial chain of adds.
+  const int64_t rows_dim = static_cast<int64_t>(d) - 2;
+  if (shape[d - 2] == 1 && shape[d - 1] == 1 && h * w > 0)
+    return mean(self, {rows_dim, rows_dim + 1}, /*keepdim=*/true);
   Tensor out = empty(shape, self.dtype(), self.device());
   if (out.numel() == 0) return out;
   const Tensor x = self.contiguous();
