@@ -82,7 +82,8 @@ enum class BinaryKind {
   ReluBackward,
   SigmoidBackward,
   GeluErfBackward,
-  GeluTanhBackward,  // floating
+  GeluTanhBackward,
+  LeakyReluBackward,  // floating; alpha is the negative slope
   Eq,
   Ne,
   Lt,

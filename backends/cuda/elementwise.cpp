@@ -153,6 +153,11 @@ Tensor relu_backward(const Tensor& grad_output, const Tensor& output) {
   return binary("relu_backward", BinaryKind::ReluBackward, grad_output, output,
                 result_type(grad_output, output));
 }
+Tensor leaky_relu_backward(const Tensor& grad_output, const Tensor& self,
+                           const Scalar& negative_slope) {
+  return binary("leaky_relu_backward", BinaryKind::LeakyReluBackward, grad_output, self,
+                result_type(grad_output, self), negative_slope);
+}
 Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output) {
   return binary("sigmoid_backward", BinaryKind::SigmoidBackward, grad_output, output,
                 result_type(grad_output, output));

@@ -157,6 +157,7 @@ void launch_binary(BinaryKind kind, void* out, const void* a, const void* b, DTy
     TG_BINARY_CASE(SigmoidBackward)
     TG_BINARY_CASE(GeluErfBackward)
     TG_BINARY_CASE(GeluTanhBackward)
+    TG_BINARY_CASE(LeakyReluBackward)
     TG_BINARY_CASE(Eq)
     TG_BINARY_CASE(Ne)
     TG_BINARY_CASE(Lt)

@@ -98,6 +98,8 @@ template <BinaryKind K, typename T> __host__ __device__ inline T binary_value(T 
     return power(a, b);
   } else if constexpr (K == BinaryKind::ReluBackward) {
     return b > T(0) ? a : T(0);
+  } else if constexpr (K == BinaryKind::LeakyReluBackward) {
+    return b > T(0) ? a : a * alpha;
   } else if constexpr (K == BinaryKind::TanhBackward) {
     return a * (T(1) - b * b);
   } else if constexpr (K == BinaryKind::SigmoidBackward) {

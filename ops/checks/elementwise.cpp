@@ -68,6 +68,10 @@ void relu_backward(const Tensor& grad_output, const Tensor& output) {
   broadcastable("relu_backward", grad_output, output);
 }
 
+void leaky_relu_backward(const Tensor& grad_output, const Tensor& self, const Scalar&) {
+  broadcastable("leaky_relu_backward", grad_output, self);
+}
+
 void tanh_backward(const Tensor& grad_output, const Tensor& output) {
   broadcastable("tanh_backward", grad_output, output);
 }
