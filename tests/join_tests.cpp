@@ -131,6 +131,48 @@ TEST_CASE("cat: large inputs split across threads, also inside one run") {
   }
 }
 
+TEST_CASE("cat / stack along an inner dim: rows written in order, and the inputs it cannot take") {
+  // Many rows: the result is written row by row, each from every input in turn. Widths 3, 0 and
+  // 5, a stack along dim 1, then inputs that go the input-by-input way instead (a transposed
+  // input, a float64 input promoting the result).
+  const int64_t rows = 37;
+  const tg::Tensor a = tg::arange(rows * 3, tg::kFloat64).reshape({rows, 3}).to_dtype(tg::kFloat32);
+  const tg::Tensor empty = tg::zeros({rows, 0});
+  const tg::Tensor b =
+      (tg::arange(rows * 5, tg::kFloat64) + 1000.0).reshape({rows, 5}).to_dtype(tg::kFloat32);
+  const tg::Tensor bt = b.t().contiguous().t();  // b's values, transposed strides
+  const tg::Tensor b64 = b.to_dtype(tg::kFloat64);
+  const int before = tg::get_num_threads();
+  for (const int threads : {1, 2}) {
+    CAPTURE(threads);
+    tg::set_num_threads(threads);
+    for (const tg::Tensor& second : {b, bt, b64}) {
+      const std::vector<double> got = values(tg::cat({a, empty, second, a}, 1));
+      REQUIRE(got.size() == static_cast<size_t>(rows * 11));
+      int64_t wrong = 0;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < 11; ++j) {
+          const double want = j < 3   ? static_cast<double>(r * 3 + j)
+                              : j < 8 ? 1000.0 + static_cast<double>(r * 5 + j - 3)
+                                      : static_cast<double>(r * 3 + j - 8);
+          wrong += got[static_cast<size_t>(r * 11 + j)] != want;
+        }
+      CHECK(wrong == 0);
+    }
+    const std::vector<double> stacked = values(tg::stack({a, a + 0.5, a + 0.25}, 1));
+    int64_t wrong = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < 3; ++k)
+        for (int64_t j = 0; j < 3; ++j)
+          wrong += stacked[static_cast<size_t>((r * 3 + k) * 3 + j)] !=
+                   static_cast<double>(r * 3 + j) + (k == 0   ? 0.0
+                                                     : k == 1 ? 0.5
+                                                              : 0.25);
+    CHECK(wrong == 0);
+  }
+  tg::set_num_threads(before);
+}
+
 TEST_CASE("contiguous of a permuted tensor: rows copied whole, streamed when the result is large") {
   // [4, 64, 16, 100] -> permute(0, 2, 1, 3): rows of 100 items (every other float32 row starts
   // off a 32-byte boundary). Under ctest's 1 MiB threshold the float32 / int32 result (1.6 MiB)

@@ -3,6 +3,7 @@
 // dispatch (ops/checks/join.cpp).
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include <tapegrad/backends/shared/join.h>
 #include <tapegrad/core/copy.h>
@@ -40,23 +41,71 @@ void copy_into(const Tensor& slice, const Tensor& t, int64_t rows, int64_t run_s
   });
 }
 
-// Each input lands in `rows` runs of the result, one per index of the dims before d.
-void copy_slice(const Tensor& out, int64_t d, const Tensor& slice, const Tensor& t) {
+// The number of runs each input has in the result: one per index of the dims before d.
+int64_t runs_before(const Tensor& out, int64_t d) {
   int64_t rows = 1;
   for (int64_t k = 0; k < d; ++k) rows *= out.size(k);
+  return rows;
+}
+
+// Each input lands in `rows` runs of the result, one per index of the dims before d.
+void copy_slice(const Tensor& out, int64_t d, const Tensor& slice, const Tensor& t) {
   const int64_t out_bytes = out.numel() * static_cast<int64_t>(itemsize(out.dtype()));
-  copy_into(slice, t, rows, d > 0 ? out.strides()[static_cast<size_t>(d - 1)] : 0,
+  copy_into(slice, t, runs_before(out, d), d > 0 ? out.strides()[static_cast<size_t>(d - 1)] : 0,
             streaming_stores_for(out_bytes));
+}
+
+struct Piece {
+  Tensor slice;
+  const Tensor* input;
+};
+
+// Joins along an inner dim (d > 0) with many rows: the result written in its own order, row by
+// row, each row from every input in turn. Input by input (copy_slice) writes short runs all over
+// the result, once per input: 8 inputs of [512, 1024] along dim 1 took 1.6x libtorch's time.
+// False (nothing done) when an input needs converting or strided reads, or the rows are too
+// few to share among the threads.
+bool copy_rows_in_order(const Tensor& out, int64_t d, const std::vector<Piece>& pieces) {
+  const int64_t rows = runs_before(out, d);
+  if (d == 0 || rows < 2 * get_num_threads()) return false;
+  for (const Piece& p : pieces)
+    if (p.input->dtype() != out.dtype() || !p.input->is_contiguous()) return false;
+  const int64_t item = static_cast<int64_t>(itemsize(out.dtype()));
+  const int64_t row_bytes = out.strides()[static_cast<size_t>(d - 1)] * item;
+  const bool stream = streaming_stores_for(rows * row_bytes);
+  char* dst = static_cast<char*>(out.data_ptr());
+  parallel_for(0, rows, std::max<int64_t>(1, kCopyGrainBytes / row_bytes),
+               [&](int64_t r0, int64_t r1) {
+                 for (int64_t r = r0; r < r1; ++r)
+                   for (const Piece& p : pieces) {
+                     const int64_t run = p.input->numel() / rows * item;
+                     const int64_t at = (p.slice.storage_offset() - out.storage_offset()) * item;
+                     const char* src = static_cast<const char*>(p.input->data_ptr());
+                     copy_bytes(dst + r * row_bytes + at, src + r * run, static_cast<size_t>(run),
+                                stream);
+                   }
+                 if (stream) stream_fence();
+               });
+  return true;
+}
+
+Tensor join(bool stack, const std::vector<Tensor>& tensors, int64_t dim) {
+  std::vector<Piece> pieces;
+  int64_t join_dim = 0;
+  Tensor out = shared::join(stack, tensors, dim,
+                            [&](const Tensor&, int64_t d, const Tensor& slice, const Tensor& t) {
+                              if (t.numel() > 0) pieces.push_back({slice, &t});
+                              join_dim = d;
+                            });
+  if (!copy_rows_in_order(out, join_dim, pieces))
+    for (const Piece& p : pieces) copy_slice(out, join_dim, p.slice, *p.input);
+  return out;
 }
 
 }  // namespace
 
-Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
-  return shared::join(false, tensors, dim, copy_slice);
-}
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) { return join(false, tensors, dim); }
 
-Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
-  return shared::join(true, tensors, dim, copy_slice);
-}
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) { return join(true, tensors, dim); }
 
 }  // namespace tg::cpu

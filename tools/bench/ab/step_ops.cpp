@@ -1,5 +1,7 @@
 // The steps ab_two_builds.cpp times: run_steps(n) runs the op named by STEP_OP n times on
-// inputs made once (STEP_THREADS pool threads). Compiled once per library build (ab.sh).
+// inputs made once (STEP_THREADS pool threads). Compiled once per library build (ab.sh). The
+// ops: tiny cumsum max prod topk sum_dim1 where cat1 logical_not masked_fill bce global_avg_pool
+// leaky_relu_fwd_bwd permute.
 #include <tapegrad/tapegrad.h>
 
 #include <cstdlib>
@@ -13,6 +15,9 @@ struct Inputs {
   tg::Tensor heads = tg::randn({32, 128, 12, 64});  // attention's [B, T, H, D]
   tg::Tensor a = tg::randn({1 << 22}), b = tg::randn({1 << 22});
   tg::Tensor mask = tg::gt(tg::randn({1 << 22}), tg::zeros({1}));
+  tg::Tensor part = tg::randn({512, 1024});         // cat's inputs
+  tg::Tensor images = tg::randn({32, 64, 28, 28});  // a CNN's feature maps
+  tg::Tensor probs = tg::rand({1 << 22});           // targets in [0, 1)
 };
 
 Inputs& inputs() {
@@ -43,6 +48,20 @@ double one(const std::string& op) {
   if (op == "topk") return std::get<0>(tg::topk(in.rows, 8, 1)).data<float>()[3];
   if (op == "sum_dim1") return tg::sum(in.rows, {1}).data<float>()[3];
   if (op == "where") return tg::where(in.mask, in.a, in.b).data<float>()[3];
+  if (op == "cat1") {
+    const tg::Tensor& p = in.part;
+    return tg::cat({p, p, p, p, p, p, p, p}, 1).data<float>()[3];
+  }
+  if (op == "logical_not") return tg::logical_not(in.mask).data<bool>()[3];
+  if (op == "masked_fill") return tg::masked_fill_scalar(in.a, in.mask, 0.0).data<float>()[3];
+  if (op == "bce") return tg::binary_cross_entropy_with_logits(in.a, in.probs).item<float>();
+  if (op == "global_avg_pool") return tg::adaptive_avg_pool2d(in.images, {1, 1}).data<float>()[3];
+  if (op == "leaky_relu_fwd_bwd") {
+    tg::Tensor x = in.a.detach();
+    x.requires_grad_();
+    tg::leaky_relu(x).backward(in.b);
+    return x.grad().data<float>()[3];
+  }
   if (op == "permute") return tg::permute(in.heads, {0, 2, 1, 3}).contiguous().data<float>()[3];
   std::abort();
 }
