@@ -652,3 +652,53 @@ TEST_CASE("elementwise: broadcast rows of a column slice, out of place and in pl
     }
   CHECK(all_equal);
 }
+
+TEST_CASE("elementwise: transposed operands, numbers on broadcast rows, column broadcasts") {
+  // Three layouts the strided walk once ran element by element: a large transposed operand (now
+  // copied blocked first), a number next to an expanded row (spread over a row), and [m, n]
+  // against [m, 1] (steps 0 and 1: the vector loop on blocks). Values against plain loops, at 1
+  // and 2 threads, out of place and in place, float32, int64 and a bool column.
+  const int64_t m = 300, n = 257;  // 77100 elements: over the thread grain
+  const Tensor x = tg::arange(m * n, tg::kFloat32).reshape({m, n}) * 0.5;
+  const Tensor col = tg::arange(m, tg::kFloat32).reshape({m, 1}) * 0.25 - 7;
+  std::vector<bool> thirds;
+  for (int64_t i = 0; i < m; ++i) thirds.push_back(i % 3 == 1);
+  const Tensor odd = tg::tensor(thirds, {m, 1});
+  const Tensor row = tg::arange(n, tg::kFloat32).reshape({1, n});
+  const auto xv = [&](int64_t i, int64_t j) { return static_cast<float>(i * n + j) * 0.5f; };
+  const auto cv = [&](int64_t i) { return static_cast<float>(i) * 0.25f - 7; };
+  const int before = tg::get_num_threads();
+  for (const int threads : {1, 2}) {
+    CAPTURE(threads);
+    tg::set_num_threads(threads);
+    const std::vector<double> twice_t = (x.t() * tg::scalar_tensor(2.0)).to_vector<double>();
+    const std::vector<double> plus_t = tg::add(x.t(), x.t()).to_vector<double>();
+    const std::vector<double> row_over =
+        tg::div(row.expand({m, n}), tg::scalar_tensor(4.0)).to_vector<double>();
+    const std::vector<double> minus_col = tg::sub(x, col).to_vector<double>();
+    Tensor in_place = x.clone();
+    in_place.sub_(col);
+    const std::vector<double> minus_col_in_place = in_place.to_vector<double>();
+    const std::vector<bool> at_col = tg::ge(x, col.expand({m, n}) * 300).to_vector<bool>();
+    const std::vector<double> picked =
+        tg::where(odd, x, tg::scalar_tensor(-1.0)).to_vector<double>();
+    const std::vector<double> ints =
+        tg::sub(x.to_dtype(tg::kInt64), tg::arange(m, tg::kInt64).reshape({m, 1}))
+            .to_vector<double>();
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const size_t k = static_cast<size_t>(i * n + j), kt = static_cast<size_t>(j * m + i);
+        wrong += twice_t[kt] != static_cast<double>(xv(i, j) * 2.0f);
+        wrong += plus_t[kt] != static_cast<double>(xv(i, j) + xv(i, j));
+        wrong += row_over[k] != static_cast<double>(static_cast<float>(j) / 4.0f);
+        wrong += minus_col[k] != static_cast<double>(xv(i, j) - cv(i));
+        wrong += minus_col_in_place[k] != static_cast<double>(xv(i, j) - cv(i));
+        wrong += at_col[k] != (xv(i, j) >= cv(i) * 300);
+        wrong += picked[k] != (i % 3 == 1 ? static_cast<double>(xv(i, j)) : -1.0);
+        wrong += ints[k] != static_cast<double>(static_cast<int64_t>(xv(i, j)) - i);
+      }
+    CHECK(wrong == 0);
+  }
+  tg::set_num_threads(before);
+}

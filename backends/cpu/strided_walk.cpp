@@ -117,10 +117,32 @@ void run_strided_walk(StridedWalk walk) {
     return;
   }
 
+  // Steps of 0 and 1 only ([m, n] - [m, 1], a column broadcast): each row in order, in blocks
+  // of kWalkBlock (any_row spreads the step-0 values and runs the vector loop), so the result is
+  // written front to back; the bands below, made for reads across lines, wrote 16 rows in turn,
+  // which with streaming stores took 1.7x the time.
+  if (std::all_of(step.begin(), step.begin() + n, [](int64_t s) { return s <= 1; })) {
+    run([&](int64_t row_begin, int64_t row_end) {
+      Shape index(outer_dims, 0);
+      Offsets offset;
+      start_row(row_begin, index.data(), offset);
+      for (int64_t row = row_begin; row < row_end; ++row) {
+        for (int64_t j0 = 0; j0 < inner; j0 += kWalkBlock) {
+          Offsets at;
+          for (int k = 0; k < n; ++k) at[k] = offset[k] + j0 * step[k];
+          walk.any_row(walk.ctx, row * inner + j0, at.data(), step.data(),
+                       std::min(inner, j0 + kWalkBlock) - j0);
+        }
+        next_row(index.data(), offset);
+      }
+    });
+    return;
+  }
+
   // Rows go in bands of kBand, each band walked in column blocks of kBlock: an operand read with
   // a large inner stride (a transposed input) then uses whole cache lines across the band
   // instead of one element per line.
-  constexpr int64_t kBand = 16, kBlock = 128;
+  constexpr int64_t kBand = 16, kBlock = kWalkBlock;
   run([&](int64_t row_begin, int64_t row_end) {
     Shape index(outer_dims, 0);
     std::array<Offsets, kBand> offset;  // each band row's start, per operand
