@@ -703,3 +703,26 @@ TEST_CASE("max / min backward: the gradient goes to the returned index only") {
   CHECK(vjp(std::get<0>(tg::min(x, 0, true)), x, tg::tensor({{1., 2., 3.}})) ==
         std::vector<double>{1, 0, 3, 0, 2, 0});
 }
+
+TEST_CASE("amax backward: ties share, and an inf or NaN gradient gives NaN off the extremes") {
+  // PyTorch's rule, grad / count * mask: the masked-off positions get grad / count * 0.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const double g : {1.0, inf}) {
+    CAPTURE(g);
+    tg::Tensor x = tg::tensor(std::vector<double>{1.0, 3.0, 3.0, -2.0, 5.0, -4.0}, {2, 3});
+    x.requires_grad_();
+    tg::amax(x, {1}).backward(tg::full({2}, g, tg::kFloat64));
+    const std::vector<double> got = x.grad().to_vector<double>();
+    const std::vector<bool> extreme = {false, true, true, false, true, false};
+    const std::vector<double> share = {0, g / 2, g / 2, 0, g, 0};
+    for (size_t k = 0; k < got.size(); ++k) {
+      CAPTURE(k);
+      if (extreme[k])
+        CHECK(got[k] == share[k]);
+      else if (std::isinf(g))
+        CHECK(std::isnan(got[k]));
+      else
+        CHECK(got[k] == 0.0);
+    }
+  }
+}

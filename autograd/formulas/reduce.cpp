@@ -69,7 +69,11 @@ Tensor amax_backward(const Tensor& grad, const Tensor& self, const Tensor& resul
                      bool keepdim) {
   const Tensor mask = self == unsqueeze_reduced(result, self.shape(), dim, keepdim);
   const Tensor ties = sum(mask, dim, /*keepdim=*/true);
-  return unsqueeze_reduced(grad, self.shape(), dim, keepdim) * mask / ties;
+  // grad / ties * mask, as PyTorch (an inf or NaN grad gives NaN off the extremes), with the
+  // division on the reduced shape and a select instead of a bool-to-float conversion and a
+  // multiply on self's.
+  const Tensor share = unsqueeze_reduced(grad, self.shape(), dim, keepdim) / ties;
+  return where(mask, share, share * 0.0);
 }
 
 Tensor max_backward(const Tensor& grad, const Shape& self_shape, const Tensor& indices, int64_t dim,
