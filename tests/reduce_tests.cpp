@@ -726,3 +726,38 @@ TEST_CASE("amax backward: ties share, and an inf or NaN gradient gives NaN off t
     }
   }
 }
+
+TEST_CASE("amax / amin over columns: NaN wins, ties keep the first row, on every lane") {
+  // The column loop runs on AVX2 where the CPU has it: 8 float lanes, a tail of 5 columns. Each
+  // column against a plain loop of the same rule (the extreme, NaN if any; between -0 and +0 the
+  // earlier row's).
+  const int64_t rows = 37, cols = 101;
+  std::vector<double> v(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      double x = static_cast<double>((r * 7919 + c * 104729) % 97) - 48;
+      if (c % 13 == 5 && r == (c % rows)) x = std::nan("");
+      if (c % 11 == 3) x = (r + c) % 2 ? 0.0 : -0.0;
+      v[static_cast<size_t>(r * cols + c)] = x;
+    }
+  for (const tg::DType dtype : {tg::kFloat32, tg::kFloat64}) {
+    CAPTURE(dtype);
+    const tg::Tensor x = tg::tensor(v, {rows, cols}).to_dtype(dtype);
+    for (const bool greater : {true, false}) {
+      CAPTURE(greater);
+      const std::vector<double> got = values(greater ? tg::amax(x, {0}) : tg::amin(x, {0}));
+      int64_t wrong = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        double best = v[static_cast<size_t>(c)];
+        for (int64_t r = 1; r < rows; ++r) {
+          const double y = v[static_cast<size_t>(r * cols + c)];
+          if ((greater ? y > best : y < best) || (std::isnan(y) && !std::isnan(best))) best = y;
+        }
+        const double g = got[static_cast<size_t>(c)];
+        wrong += std::isnan(best) ? !std::isnan(g)
+                                  : (g != best || std::signbit(g) != std::signbit(best));
+      }
+      CHECK(wrong == 0);
+    }
+  }
+}

@@ -362,6 +362,35 @@ void sum_columns(const float* in, int64_t inner, int64_t r0, int64_t r1, int64_t
   sum_columns_lanes(in, inner, r0, r1, len, acc);
 }
 
+// acc[j] = step(acc[j], row r's column j) for rows r0 .. r1 - 1: the column loop of the
+// reductions without their own (max and min), also built for AVX2 and picked at run time (8
+// float lanes per compare-and-select instead of 4; each column's steps in the same order, so the
+// same bits). The baseline loop's speed moved by a third with the library's code layout.
+template <typename Op, typename Acc, typename T>
+__attribute__((always_inline)) inline void step_columns_lanes(const T* in, int64_t inner,
+                                                              int64_t r0, int64_t r1, int64_t len,
+                                                              Acc* acc) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* row = in + r * inner;
+    for (int64_t j = 0; j < len; ++j) acc[j] = Op::step(acc[j], row[j]);
+  }
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+template <typename Op, typename Acc, typename T>
+__attribute__((target("avx2"))) void step_columns_avx2(const T* in, int64_t inner, int64_t r0,
+                                                       int64_t r1, int64_t len, Acc* acc) {
+  step_columns_lanes<Op>(in, inner, r0, r1, len, acc);
+}
+#endif
+template <typename Op, typename Acc, typename T>
+void step_columns(const T* in, int64_t inner, int64_t r0, int64_t r1, int64_t len, Acc* acc) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if constexpr (kHasRowKernel<Op, T>)
+    if (cpu_has_avx2()) return step_columns_avx2<Op>(in, inner, r0, r1, len, acc);
+#endif
+  step_columns_lanes<Op>(in, inner, r0, r1, len, acc);
+}
+
 // One row reduced whole: a full reduction's chunks (or all of a small one), and rows without a
 // row kernel.
 template <typename Op, typename Acc, typename T> Acc reduce_row(const T* p, int64_t n) {
@@ -443,10 +472,8 @@ void reduce_kernel(const T* in, Out* out, const ReduceLayout& l, Finish finish) 
       if constexpr (std::is_same_v<Op, SumOp<double>> && std::is_same_v<T, float>) {
         sum_columns(in + o * size * inner + i0, inner, r0, std::min(size, r0 + rows), len, acc);
       } else {
-        for (int64_t r = r0; r < std::min(size, r0 + rows); ++r) {
-          const T* row = in + (o * size + r) * inner + i0;
-          for (int64_t j = 0; j < len; ++j) acc[j] = Op::step(acc[j], row[j]);
-        }
+        step_columns<Op>(in + o * size * inner + i0, inner, r0, std::min(size, r0 + rows), len,
+                         acc);
       }
       if (row_blocks > 1) {
         std::copy(acc, acc + len, partial.get() + line * inner + i0);
