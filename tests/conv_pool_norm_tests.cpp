@@ -428,6 +428,48 @@ TEST_CASE("batch_norm: float32 gradients against PyTorch's float64 ones") {
   expect("batch_norm train grad b", grads32[2], 1e-5);
 }
 
+TEST_CASE("group_norm_backward: the fused kernel against the composed formula, any thread count") {
+  // grad_input = rstd (g - <g> - x^ <g x^>), g = dy w, over each (sample, group); grad_weight =
+  // sum(dy x^), grad_bias = sum(dy) per channel, written with public ops in float64. Data far
+  // from 0 (mean 100, spread 3) so that a centring error shows; float32 within its rounding.
+  const int64_t n = 3, c = 8, groups = 4;
+  const Tensor x = wave({n, c, 9, 11}, 0.37, 0.1) * 3.0 + 100.0;
+  const Tensor dy = wave({n, c, 9, 11}, 0.53, 0.7);
+  const Tensor w = wave({c}, 0.9, 0.3) + 1.5;
+  const Tensor xg = x.reshape({n, groups, -1});
+  const Tensor centered = xg - mean(xg, {2}, true);
+  const Tensor rstd = pow_scalar(mean(centered * centered, {2}, true) + 1e-5, -0.5);
+  const Tensor xhat = centered * rstd;
+  const Tensor g = (dy * w.reshape({1, c, 1, 1})).reshape({n, groups, -1});
+  const Tensor want_input =
+      (rstd * (g - mean(g, {2}, true) - xhat * mean(g * xhat, {2}, true))).reshape(x.shape());
+  const Tensor want_weight = sum(dy * xhat.reshape(x.shape()), {0, 2, 3});
+  const Tensor want_bias = sum(dy, {0, 2, 3});
+  const int before = get_num_threads();
+  std::vector<Tensor> first;
+  for (const int threads : {1, 2}) {
+    CAPTURE(threads);
+    set_num_threads(threads);
+    const auto [gi, gw, gb] = group_norm_backward(dy, x, groups, w, 1e-5);
+    CHECK(tg_test::differs(gi, want_input, 1e-11) == "");
+    CHECK(tg_test::differs(gw, want_weight, 1e-11) == "");
+    CHECK(tg_test::differs(gb, want_bias, 1e-11) == "");
+    const auto [fi, fw, fb] =
+        group_norm_backward(dy.to(kFloat32), x.to(kFloat32), groups, w.to(kFloat32), 1e-5);
+    CHECK(tg_test::differs(fi.to(kFloat64), want_input, 2e-5) == "");
+    CHECK(tg_test::differs(fw.to(kFloat64), want_weight, 2e-5) == "");
+    CHECK(tg_test::differs(fb.to(kFloat64), want_bias, 2e-5) == "");
+    if (first.empty()) {
+      first = {fi, fw, fb};
+    } else {  // the same bits at every thread count
+      CHECK(tg_test::differs(fi, first[0], 0) == "");
+      CHECK(tg_test::differs(fw, first[1], 0) == "");
+      CHECK(tg_test::differs(fb, first[2], 0) == "");
+    }
+  }
+  set_num_threads(before);
+}
+
 TEST_CASE("group_norm: values and gradients") {
   Tensor x = leaf(wave({2, 4, 3}, 0.67, 0.5));
   Tensor w = leaf(wave({4}, 0.9, 0.3)), b = leaf(wave({4}, 0.4, 0.8));

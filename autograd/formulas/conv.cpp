@@ -145,19 +145,61 @@ std::pair<Tensor, Tensor> group_norm_normalize(const Tensor& self, int64_t num_g
 
 }  // namespace
 
-Tensor group_norm_backward_self(const Tensor& grad, const Tensor& self, int64_t num_groups,
-                                const Tensor& weight, double eps) {
-  const Tensor g0 =
-      weight.defined() ? grad * weight.reshape(channel_shape(self.dim(), self.size(1))) : grad;
-  const Tensor g = grouped(g0, self.shape(), num_groups);
-  const auto [xhat, rstd] = group_norm_normalize(self, num_groups, eps);
-  return (rstd * (g - mean(g, {2}, true) - xhat * mean(g * xhat, {2}, true))).reshape(self.shape());
+std::tuple<Tensor, Tensor, Tensor> group_norm_grads(const Tensor& grad, const Tensor& self,
+                                                    int64_t num_groups, const Tensor& weight,
+                                                    double eps,
+                                                    const std::array<bool, 3>& grad_input_mask) {
+  auto [gi, gw, gb] = group_norm_backward(grad, self, num_groups, weight, eps);
+  const auto [want_self, want_weight, want_bias] = grad_input_mask;
+  return {want_self ? gi : Tensor(), want_weight ? gw : Tensor(), want_bias ? gb : Tensor()};
 }
 
-Tensor group_norm_backward_weight(const Tensor& grad, const Tensor& self, int64_t num_groups,
-                                  double eps) {
-  const Tensor xhat = group_norm_normalize(self, num_groups, eps).first.reshape(self.shape());
-  return sum_except_channels(grad * xhat);
+std::tuple<Tensor, Tensor, Tensor> group_norm_double_backward(
+    const Tensor& grad_input_grad, const Tensor& grad_weight_grad, const Tensor& grad_bias_grad,
+    const Tensor& grad_output, const Tensor& self, int64_t num_groups, const Tensor& weight,
+    double eps, const std::array<bool, 3>& grad_input_mask) {
+  const auto [want_dy, want_self, want_weight] = grad_input_mask;
+  const Shape& shape = self.shape();
+  const Shape cshape = channel_shape(self.dim(), self.size(1));
+  // Grouped tensors are [N, groups, -1]; per-channel ones broadcast against self's shape.
+  auto group = [&](const Tensor& t) { return grouped(t, shape, num_groups); };
+  auto ungroup = [&](const Tensor& t) { return t.reshape(shape); };
+  auto times_w = [&](const Tensor& t) { return weight.defined() ? t * weight.reshape(cshape) : t; };
+  auto group_mean = [](const Tensor& t) { return mean(t, {2}, true); };
+  // Named members, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+  const std::pair<Tensor, Tensor> normalized = group_norm_normalize(self, num_groups, eps);
+  const Tensor& xhat = normalized.first;
+  const Tensor& s = normalized.second;
+  const Tensor dy = group(grad_output);
+  const Tensor g = group(times_w(grad_output));
+  // How a gradient h of x^ reaches self: rstd (h - <h> - x^ <h x^>).
+  auto through_xhat = [&](const Tensor& h) {
+    return s * (h - group_mean(h) - xhat * group_mean(h * xhat));
+  };
+  Tensor g_dy, g_self, g_weight;
+  if (grad_input_grad.defined()) {
+    const Tensor G = group(grad_input_grad);
+    const Tensor Pg = through_xhat(G);  // d<G, grad_input>/dg
+    if (want_dy) g_dy = times_w(ungroup(Pg));
+    if (want_weight && weight.defined()) g_weight = sum_except_channels(ungroup(Pg * dy));
+    if (want_self) {
+      const Tensor a = group_mean(g), b = group_mean(g * xhat);
+      const Tensor gc = g - a;
+      const Tensor G_mean = group_mean(G), G_xhat = group_mean(G * xhat);
+      const Tensor inner =
+          xhat * (b * G_xhat * 3.0 - group_mean(G * gc)) - gc * G_xhat - b * (G - G_mean);
+      g_self = ungroup(s * s * inner);
+    }
+  }
+  auto add = [](Tensor& acc, const Tensor& t) { acc = acc.defined() ? acc + t : t; };
+  if (grad_weight_grad.defined()) {  // grad_weight = sum(dy x^) per channel
+    const Tensor Gw = grad_weight_grad.reshape(cshape);
+    if (want_dy) add(g_dy, Gw * ungroup(xhat));
+    if (want_self) add(g_self, ungroup(through_xhat(group(Gw * grad_output))));
+  }
+  if (grad_bias_grad.defined() && want_dy)  // grad_bias = sum(dy) per channel
+    add(g_dy, grad_bias_grad.reshape(cshape).expand(shape));
+  return {g_dy, g_self, g_weight};
 }
 
 }  // namespace tg::formulas

@@ -56,11 +56,24 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_double_backward(
 // grad summed over every dim but dim 1 (the channels).
 Tensor sum_except_channels(const Tensor& grad);
 
-// group_norm: as layer_norm over each (sample, group) of self viewed [N, groups, -1], with weight
-// and bias per channel.
-Tensor group_norm_backward_self(const Tensor& grad, const Tensor& self, int64_t num_groups,
-                                const Tensor& weight, double eps);
-Tensor group_norm_backward_weight(const Tensor& grad, const Tensor& self, int64_t num_groups,
-                                  double eps);
+// group_norm's three gradients, from the op group_norm_backward, keeping those grad_input_mask
+// asks for.
+std::tuple<Tensor, Tensor, Tensor> group_norm_grads(const Tensor& grad, const Tensor& self,
+                                                    int64_t num_groups, const Tensor& weight,
+                                                    double eps,
+                                                    const std::array<bool, 3>& grad_input_mask);
+
+// The gradients of group_norm_backward w.r.t. (grad_output, self, weight), given the gradients
+// G, Gw, Gb of its outputs: layer_norm's (nn_ops.h) over each (sample, group) of self viewed
+// [N, groups, -1], with g = dy * w (w per channel), <.> the group's mean, x^ and s = rstd:
+//   grad_input = s (g - <g> - x^ <g x^>); grad_weight = sum(dy x^), grad_bias = sum(dy) per
+//   channel. d/d grad_output = w P(G) + Gw x^ + Gb, P(h) = s (h - <h> - x^ <h x^>) d/d weight =
+//   sum(P(G) dy) per channel d/d self        = s^2 (x^ (3 b <G x^> - <G (g - a)>) - (g - a) <G x^>
+//   - b (G - <G>))
+//                     + P(Gw dy), a = <g>, b = <g x^>
+std::tuple<Tensor, Tensor, Tensor> group_norm_double_backward(
+    const Tensor& grad_input_grad, const Tensor& grad_weight_grad, const Tensor& grad_bias_grad,
+    const Tensor& grad_output, const Tensor& self, int64_t num_groups, const Tensor& weight,
+    double eps, const std::array<bool, 3>& grad_input_mask);
 
 }  // namespace tg::formulas

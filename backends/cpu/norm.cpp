@@ -219,4 +219,77 @@ Tensor group_norm(const Tensor& self, int64_t num_groups, const Tensor& weight, 
   return out;
 }
 
+std::tuple<Tensor, Tensor, Tensor> group_norm_backward(const Tensor& grad_output,
+                                                       const Tensor& self, int64_t num_groups,
+                                                       const Tensor& weight, double eps) {
+  const int64_t channels = self.size(1);
+  const shared::NormGrads grads = shared::norm_grads(self, {channels});
+  if (self.numel() == 0) return grads.all();
+  const int64_t n = self.size(0), inner = self.numel() / (n * channels);
+  const int64_t per_group = channels / num_groups, group_size = per_group * inner;
+  const Tensor x = self.contiguous(), dy = grad_output.contiguous();
+  const std::vector<double> w = channel_values(weight, channels, 1.0);
+  // Per (sample, channel): sum(dy) and sum(dy (x - mean)); per (sample, group): rstd. Kept for
+  // the per-channel grad_weight and grad_bias, summed over the samples in order afterwards.
+  std::vector<double> sum_dy(static_cast<size_t>(n * channels));
+  std::vector<double> sum_dy_xmu(sum_dy.size()), rstds(static_cast<size_t>(n * num_groups));
+  visit_floating("group_norm_backward", self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xp = x.data<T>();
+    const T* dp = dy.data<T>();
+    T* gi = grads.input.data<T>();
+    // One task per (sample, group), as the forward: with g = dy w, x^ = (x - mean) rstd and
+    // <.> the mean over the group's M values, grad_input = rstd (g - <g> - x^ <g x^>)
+    //   = dy (w rstd) - (x - mean) rstd^3 sum(g (x - mean)) / M - rstd sum(g) / M,
+    // each factor computed in double and rounded once per channel.
+    parallel_for(0, n * num_groups, std::max<int64_t>(1, kElementwiseGrain / group_size),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t r = lo; r < hi; ++r) {
+                     const T* xr = xp + r * group_size;
+                     const T* dr = dp + r * group_size;
+                     const double count = static_cast<double>(group_size);
+                     const double m = sum_of(xr, group_size) / count;
+                     const double rstd =
+                         1 / std::sqrt(squares_around(xr, group_size, m) / count + eps);
+                     rstds[static_cast<size_t>(r)] = rstd;
+                     const int64_t c0 = (r % num_groups) * per_group,
+                                   at = (r / num_groups) * channels;
+                     double g_sum = 0, g_xmu_sum = 0;  // sum(g), sum(g (x - mean)) over the group
+                     for (int64_t k = 0; k < per_group; ++k) {
+                       const size_t ci = static_cast<size_t>(c0 + k),
+                                    si = static_cast<size_t>(at) + ci;
+                       sum_dy[si] = sum_of(dr + k * inner, inner);
+                       sum_dy_xmu[si] = products_around(dr + k * inner, xr + k * inner, inner, m);
+                       g_sum += w[ci] * sum_dy[si];
+                       g_xmu_sum += w[ci] * sum_dy_xmu[si];
+                     }
+                     // <g> = g_sum / count; <g x^> = rstd g_xmu_sum / count.
+                     const T center = static_cast<T>(m);
+                     const T k_xmu = static_cast<T>(rstd * rstd * rstd * g_xmu_sum / count);
+                     const T shift = static_cast<T>(rstd * g_sum / count);
+                     for (int64_t k = 0; k < per_group; ++k) {
+                       const T scale = static_cast<T>(w[static_cast<size_t>(c0 + k)] * rstd);
+                       const int64_t j0 = k * inner, j1 = j0 + inner;
+                       T* out = gi + r * group_size;
+                       for (int64_t j = j0; j < j1; ++j)
+                         out[j] = dr[j] * scale - (xr[j] - center) * k_xmu - shift;
+                     }
+                   }
+                 });
+    T* gw = grads.weight.data<T>();
+    T* gb = grads.bias.data<T>();
+    for (int64_t c = 0; c < channels; ++c) {
+      double weight_sum = 0, bias_sum = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t si = static_cast<size_t>(i * channels + c);
+        weight_sum += sum_dy_xmu[si] * rstds[static_cast<size_t>(i * num_groups + c / per_group)];
+        bias_sum += sum_dy[si];
+      }
+      gw[c] = static_cast<T>(weight_sum);
+      gb[c] = static_cast<T>(bias_sum);
+    }
+  });
+  return grads.all();
+}
+
 }  // namespace tg::cpu

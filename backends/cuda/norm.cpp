@@ -161,4 +161,19 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(
   return grads.all();
 }
 
+std::tuple<Tensor, Tensor, Tensor> group_norm_backward(const Tensor& grad_output,
+                                                       const Tensor& self, int64_t num_groups,
+                                                       const Tensor& weight, double eps) {
+  const int64_t channels = self.size(1);
+  const shared::NormGrads grads = shared::norm_grads(self, {channels});
+  if (self.numel() == 0) return grads.all();
+  const int64_t n = self.size(0), inner = self.numel() / (n * channels);
+  const Tensor x = dense_as(self, self.dtype()), dy = dense_as(grad_output, self.dtype());
+  const Tensor w = channel_values(weight);
+  detail::launch_group_norm_backward(self.dtype(), dy.data_ptr(), x.data_ptr(), f64(w), n, channels,
+                                     inner, num_groups, eps, grads.input.data_ptr(),
+                                     grads.weight.data_ptr(), grads.bias.data_ptr());
+  return grads.all();
+}
+
 }  // namespace tg::cuda

@@ -242,6 +242,79 @@ template <typename T> struct LayerNormBackwardColBody {
   }
 };
 
+// group_norm_backward's buffers (float64, device): mean / rstd per (sample, group), sum(dy) and
+// sum(dy (x - mean)) per (sample, channel).
+struct GroupNormGrad {
+  int64_t n, channels, inner, groups;
+  const double* w;
+  const double* mean;
+  const double* rstd;
+  double* sum_dy;
+  double* sum_dy_xmu;
+};
+
+// Per (sample, channel) e: the two sums over the channel's inner values.
+template <typename T> struct GroupNormChannelSumsBody {
+  const T* dy;
+  const T* x;
+  GroupNormGrad a;
+  __host__ __device__ void operator()(int64_t e) const {
+    const int64_t per_group = a.channels / a.groups;
+    const double m = a.mean[(e / a.channels) * a.groups + (e % a.channels) / per_group];
+    double s = 0, sx = 0;
+    for (int64_t j = 0; j < a.inner; ++j) {
+      const double d = static_cast<double>(dy[e * a.inner + j]);
+      s += d;
+      sx += d * (static_cast<double>(x[e * a.inner + j]) - m);
+    }
+    a.sum_dy[e] = s;
+    a.sum_dy_xmu[e] = sx;
+  }
+};
+
+// grad_input = dy (w rstd) - (x - mean) rstd^3 sum(g (x - mean)) / M - rstd sum(g) / M, g = dy w,
+// M the group's size: the CPU's factors, each rounded once.
+template <typename T> struct GroupNormInputGradBody {
+  const T* dy;
+  const T* x;
+  GroupNormGrad a;
+  T* gi;
+  __host__ __device__ void operator()(int64_t e) const {
+    const int64_t c = (e / a.inner) % a.channels, i = e / (a.inner * a.channels);
+    const int64_t per_group = a.channels / a.groups, g0 = (c / per_group) * per_group;
+    const int64_t r = i * a.groups + c / per_group;
+    double g_sum = 0, g_xmu_sum = 0;
+    for (int64_t k = g0; k < g0 + per_group; ++k) {
+      const double wk = a.w ? a.w[k] : 1.0;
+      g_sum += wk * a.sum_dy[i * a.channels + k];
+      g_xmu_sum += wk * a.sum_dy_xmu[i * a.channels + k];
+    }
+    const double count = static_cast<double>(per_group * a.inner), rstd = a.rstd[r];
+    const T center = static_cast<T>(a.mean[r]);
+    const T k_xmu = static_cast<T>(rstd * rstd * rstd * g_xmu_sum / count);
+    const T shift = static_cast<T>(rstd * g_sum / count);
+    const T scale = static_cast<T>((a.w ? a.w[c] : 1.0) * rstd);
+    gi[e] = dy[e] * scale - (x[e] - center) * k_xmu - shift;
+  }
+};
+
+// Per channel c: grad_weight = sum over samples of sum(dy (x - mean)) rstd, grad_bias of sum(dy).
+template <typename T> struct GroupNormParamGradBody {
+  GroupNormGrad a;
+  T* gw;
+  T* gb;
+  __host__ __device__ void operator()(int64_t c) const {
+    const int64_t per_group = a.channels / a.groups;
+    double sw = 0, sb = 0;
+    for (int64_t i = 0; i < a.n; ++i) {
+      sw += a.sum_dy_xmu[i * a.channels + c] * a.rstd[i * a.groups + c / per_group];
+      sb += a.sum_dy[i * a.channels + c];
+    }
+    gw[c] = static_cast<T>(sw);
+    gb[c] = static_cast<T>(sb);
+  }
+};
+
 }  // namespace
 
 void launch_row_stats(DType dtype, const void* x, int64_t rows, int64_t n, double eps, double* mean,
@@ -313,6 +386,29 @@ void launch_batch_norm_backward(DType dtype, const void* dy, const void* x, cons
                                        static_cast<T*>(grad_bias)});
     launch_n(op, a.n * a.channels * a.inner,
              BatchNormInputGradBody<T>{pdy, px, a, s, static_cast<T*>(grad_input)});
+  });
+}
+
+void launch_group_norm_backward(DType dtype, const void* dy, const void* x, const double* w,
+                                int64_t n, int64_t channels, int64_t inner, int64_t groups,
+                                double eps, void* grad_input, void* grad_weight, void* grad_bias) {
+  constexpr const char* op = "group_norm_backward";
+  const int64_t rows = n * groups, group_size = channels / groups * inner;
+  DeviceBuffer buffer(static_cast<size_t>(2 * rows + 2 * n * channels) * sizeof(double));
+  double* b = static_cast<double*>(buffer.get());
+  const GroupNormGrad a{
+      n, channels, inner, groups, w, b, b + rows, b + 2 * rows, b + 2 * rows + n * channels};
+  launch_row_stats(dtype, x, rows, group_size, eps, b, b + rows);
+  visit_floating(op, dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* pdy = static_cast<const T*>(dy);
+    const T* px = static_cast<const T*>(x);
+    launch_n(op, n * channels, GroupNormChannelSumsBody<T>{pdy, px, a});
+    launch_n(op, n * channels * inner,
+             GroupNormInputGradBody<T>{pdy, px, a, static_cast<T*>(grad_input)});
+    launch_n(op, channels,
+             GroupNormParamGradBody<T>{a, static_cast<T*>(grad_weight),
+                                       static_cast<T*>(grad_bias)});
   });
 }
 

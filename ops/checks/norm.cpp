@@ -1,4 +1,5 @@
-// Checks of batch_norm, batch_norm_backward and group_norm (kernels: backends/cpu/norm.cpp).
+// Checks of batch_norm, batch_norm_backward, group_norm and group_norm_backward (kernels:
+// backends/cpu/norm.cpp).
 #include <tapegrad/core/overlap.h>
 #include <tapegrad/ops/checks/common.h>
 
@@ -36,6 +37,19 @@ void check_batch_norm(const char* op, const Tensor& self, const Tensor& running_
   TG_CHECK(eps >= 0, ValueError, op, "eps must be non-negative, got ", eps);
 }
 
+// What group_norm and group_norm_backward share.
+void check_group_norm(const char* op, const Tensor& self, int64_t num_groups, const Tensor& weight,
+                      const Tensor& bias, double eps) {
+  check_self(op, self);
+  TG_CHECK(num_groups >= 1, ValueError, op, "num_groups must be positive, got ", num_groups);
+  TG_CHECK(self.size(1) % num_groups == 0, ValueError, op, "expected the number of channels ",
+           self.size(1), " to be divisible by num_groups ", num_groups, " (self of shape ",
+           self.shape(), ")");
+  check_channel_vector(op, "weight", weight, self);
+  check_channel_vector(op, "bias", bias, self);
+  TG_CHECK(eps >= 0, ValueError, op, "eps must be non-negative, got ", eps);
+}
+
 }  // namespace
 
 void batch_norm(const Tensor& self, const Tensor& running_mean, const Tensor& running_var,
@@ -65,15 +79,16 @@ void batch_norm_backward(const Tensor& grad_output, const Tensor& self, const Te
 
 void group_norm(const Tensor& self, int64_t num_groups, const Tensor& weight, const Tensor& bias,
                 double eps) {
-  constexpr const char* op = "group_norm";
-  check_self(op, self);
-  TG_CHECK(num_groups >= 1, ValueError, op, "num_groups must be positive, got ", num_groups);
-  TG_CHECK(self.size(1) % num_groups == 0, ValueError, op, "expected the number of channels ",
-           self.size(1), " to be divisible by num_groups ", num_groups, " (self of shape ",
-           self.shape(), ")");
-  check_channel_vector(op, "weight", weight, self);
-  check_channel_vector(op, "bias", bias, self);
-  TG_CHECK(eps >= 0, ValueError, op, "eps must be non-negative, got ", eps);
+  check_group_norm("group_norm", self, num_groups, weight, bias, eps);
+}
+
+void group_norm_backward(const Tensor& grad_output, const Tensor& self, int64_t num_groups,
+                         const Tensor& weight, double eps) {
+  constexpr const char* op = "group_norm_backward";
+  check_group_norm(op, self, num_groups, weight, Tensor(), eps);
+  TG_CHECK(grad_output.shape() == self.shape(), ValueError, op,
+           "grad_output must have self's shape ", self.shape(), ", got ", grad_output.shape());
+  dtype_of_self(op, "grad_output", grad_output, self);
 }
 
 }  // namespace tg::checks
