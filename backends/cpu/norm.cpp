@@ -40,6 +40,14 @@ template <typename T> double products_around(const T* dy, const T* x, int64_t n,
       0, n);
 }
 
+// out = dy * scale - (x - center) * k - shift over one channel's n values of group_norm_backward.
+// A function of its own with a __restrict result: inline in the task's lambda, the loop reloaded
+// its pointers from the stack on every iteration.
+template <typename T> void input_grad_row(T* __restrict out, const T* dy, const T* x, int64_t n,
+                                          T scale, T center, T k, T shift) {
+  for (int64_t j = 0; j < n; ++j) out[j] = dy[j] * scale - (x[j] - center) * k - shift;
+}
+
 // Channels per task of the per-channel passes: each channel is a few passes over count values,
 // so half the elementwise grain already pays for a task (a small CNN's 16 or 32 channels of an
 // [N, C, 8, 8] batch then still spread over two threads).
@@ -267,13 +275,11 @@ std::tuple<Tensor, Tensor, Tensor> group_norm_backward(const Tensor& grad_output
                      const T center = static_cast<T>(m);
                      const T k_xmu = static_cast<T>(rstd * rstd * rstd * g_xmu_sum / count);
                      const T shift = static_cast<T>(rstd * g_sum / count);
-                     for (int64_t k = 0; k < per_group; ++k) {
-                       const T scale = static_cast<T>(w[static_cast<size_t>(c0 + k)] * rstd);
-                       const int64_t j0 = k * inner, j1 = j0 + inner;
-                       T* out = gi + r * group_size;
-                       for (int64_t j = j0; j < j1; ++j)
-                         out[j] = dr[j] * scale - (xr[j] - center) * k_xmu - shift;
-                     }
+                     for (int64_t k = 0; k < per_group; ++k)
+                       input_grad_row(gi + r * group_size + k * inner, dr + k * inner,
+                                      xr + k * inner, inner,
+                                      static_cast<T>(w[static_cast<size_t>(c0 + k)] * rstd), center,
+                                      k_xmu, shift);
                    }
                  });
     T* gw = grads.weight.data<T>();
