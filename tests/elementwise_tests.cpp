@@ -702,3 +702,17 @@ TEST_CASE("elementwise: transposed operands, numbers on broadcast rows, column b
   }
   tg::set_num_threads(before);
 }
+
+TEST_CASE("elementwise: a number next to a strided operand, on short and long rows") {
+  // The number is spread over a row only for rows up to 65536 values; both sides of that limit
+  // against a plain loop.
+  for (const int64_t n : {int64_t{1000}, int64_t{70001}}) {
+    CAPTURE(n);
+    const Tensor every_other = tg::arange(2 * n, tg::kFloat32).slice(0, 0, 2 * n, 2);
+    const std::vector<double> got = (every_other * tg::scalar_tensor(3.0)).to_vector<double>();
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; ++i)
+      wrong += got[static_cast<size_t>(i)] != static_cast<double>(static_cast<float>(2 * i) * 3.0f);
+    CHECK(wrong == 0);
+  }
+}

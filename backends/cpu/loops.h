@@ -271,10 +271,13 @@ void strided_loop(const Tensor& out, const Fn& fn, bool in_place, vec::Stores st
   // A single value (x / 4096) goes in as one row of copies along the output's last dim, read
   // with step 1 there and 0 elsewhere: the walk then hands unit-step rows to the vector loops,
   // not one element at a time to any_row ([1, 1024] expanded to [4096, 1024] / 4096: 4x faster).
+  // Rows up to kMaxSpreadRow: the copies stay in the L2, and a long 1-d strided operand does not
+  // get a temporary the size of the result.
+  constexpr int64_t kMaxSpreadRow = int64_t{1} << 16;
   const int64_t row_len = out.dim() > 0 ? out.shape().back() : 1;
   std::tuple<std::unique_ptr<In[]>...> spread;
   const auto spread_if_single = [row_len](auto& row, const auto& op) {
-    if (!op.single || row_len < 2) return;
+    if (!op.single || row_len < 2 || row_len > kMaxSpreadRow) return;
     row = std::make_unique<std::remove_cvref_t<decltype(op.value)>[]>(static_cast<size_t>(row_len));
     std::fill_n(row.get(), row_len, op.value);
   };
