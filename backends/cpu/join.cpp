@@ -73,17 +73,23 @@ bool copy_rows_in_order(const Tensor& out, int64_t d, const std::vector<Piece>& 
   const int64_t item = static_cast<int64_t>(itemsize(out.dtype()));
   const int64_t row_bytes = out.strides()[static_cast<size_t>(d - 1)] * item;
   const bool stream = streaming_stores_for(rows * row_bytes);
+  // Each input's source, place in a result row and bytes per row, found once.
+  struct Run {
+    const char* src;
+    int64_t at, bytes;
+  };
+  std::vector<Run> runs;
+  for (const Piece& p : pieces)
+    runs.push_back({static_cast<const char*>(p.input->data_ptr()),
+                    (p.slice.storage_offset() - out.storage_offset()) * item,
+                    p.input->numel() / rows * item});
   char* dst = static_cast<char*>(out.data_ptr());
   parallel_for(0, rows, std::max<int64_t>(1, kCopyGrainBytes / row_bytes),
                [&](int64_t r0, int64_t r1) {
                  for (int64_t r = r0; r < r1; ++r)
-                   for (const Piece& p : pieces) {
-                     const int64_t run = p.input->numel() / rows * item;
-                     const int64_t at = (p.slice.storage_offset() - out.storage_offset()) * item;
-                     const char* src = static_cast<const char*>(p.input->data_ptr());
-                     copy_bytes(dst + r * row_bytes + at, src + r * run, static_cast<size_t>(run),
-                                stream);
-                   }
+                   for (const Run& run : runs)
+                     copy_bytes(dst + r * row_bytes + run.at, run.src + r * run.bytes,
+                                static_cast<size_t>(run.bytes), stream);
                  if (stream) stream_fence();
                });
   return true;

@@ -3,6 +3,7 @@
 // writes (x - mean) * (rstd * weight) + bias.
 #include <cmath>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <tapegrad/backends/cpu/double_sums.h>
@@ -29,6 +30,14 @@ template <typename T> double squares_around(const T* p, int64_t n, double mean) 
         return d * d;
       },
       0, n);
+}
+
+// The mean of p[0, n) and 1 / sqrt(biased variance + eps): group_norm's statistics, which its
+// forward and backward both compute (two exact passes).
+template <typename T> std::pair<double, double> mean_and_rstd(const T* p, int64_t n, double eps) {
+  const double count = static_cast<double>(n);
+  const double m = sum_of(p, n) / count;
+  return {m, 1 / std::sqrt(squares_around(p, n, m) / count + eps)};
 }
 
 // sum(dy * (x - mean)).
@@ -210,10 +219,7 @@ Tensor group_norm(const Tensor& self, int64_t num_groups, const Tensor& weight, 
                    for (int64_t r = lo; r < hi; ++r) {
                      const T* xr = in + r * group_size;
                      T* orow = o + r * group_size;
-                     const double m = sum_of(xr, group_size) / static_cast<double>(group_size);
-                     const double rstd = 1 / std::sqrt(squares_around(xr, group_size, m) /
-                                                           static_cast<double>(group_size) +
-                                                       eps);
+                     const auto [m, rstd] = mean_and_rstd(xr, group_size, eps);
                      for (int64_t k = 0; k < per_group; ++k) {
                        const size_t c = static_cast<size_t>((r % num_groups) * per_group + k);
                        const T scale = static_cast<T>(rstd * w[c]), shift = static_cast<T>(b[c]),
@@ -256,9 +262,7 @@ std::tuple<Tensor, Tensor, Tensor> group_norm_backward(const Tensor& grad_output
                      const T* xr = xp + r * group_size;
                      const T* dr = dp + r * group_size;
                      const double count = static_cast<double>(group_size);
-                     const double m = sum_of(xr, group_size) / count;
-                     const double rstd =
-                         1 / std::sqrt(squares_around(xr, group_size, m) / count + eps);
+                     const auto [m, rstd] = mean_and_rstd(xr, group_size, eps);
                      rstds[static_cast<size_t>(r)] = rstd;
                      const int64_t c0 = (r % num_groups) * per_group,
                                    at = (r / num_groups) * channels;
