@@ -84,6 +84,27 @@ struct Tapegrad {
     return tg::conv2d(x, w, b, {stride}, {padding});
   }
   static Tensor cat(const std::vector<Tensor>& ts, int64_t dim) { return tg::cat(ts, dim); }
+  static Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b) {
+    return tg::group_norm(x, groups, w, b);
+  }
+  static Tensor batch_norm_train(const Tensor& x, const Tensor& w, const Tensor& b) {
+    return tg::batch_norm(x, {}, {}, w, b, true);
+  }
+  static Tensor adaptive_avg_pool2d(const Tensor& x, Shape size) {
+    return tg::adaptive_avg_pool2d(x, size);
+  }
+  static Tensor leaky_relu(const Tensor& x) { return tg::leaky_relu(x); }
+  static Tensor one_hot(const Tensor& ids, int64_t classes) { return tg::one_hot(ids, classes); }
+  static Tensor nll_loss(const Tensor& logp, const Tensor& target) {
+    return tg::nll_loss(logp, target);
+  }
+  static Tensor bce_with_logits(const Tensor& x, const Tensor& target) {
+    return tg::binary_cross_entropy_with_logits(x, target);
+  }
+  static Tensor logical_not(const Tensor& mask) { return tg::logical_not(mask); }
+  static Tensor masked_fill(const Tensor& a, const Tensor& mask, double v) {
+    return tg::masked_fill_scalar(a, mask, v);
+  }
 
   static Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
     return tg::masked_scatter(self, mask, source);

@@ -9,6 +9,7 @@
 #include "cases_elementwise.h"
 #include "cases_everyday.h"
 #include "cases_indexing.h"
+#include "cases_layers.h"
 #include "cases_nn.h"
 #include "cases_overhead.h"
 #include "cases_parallel.h"
@@ -19,9 +20,9 @@ namespace tg_bench {
 
 template <class L> std::vector<Case> all_cases() {
   std::vector<Case> all;
-  for (const auto& family :
-       {overhead::cases<L>, parallel::cases<L>, elementwise::cases<L>, reduce::cases<L>,
-        nn::cases<L>, cnn::cases<L>, indexing::cases<L>, sequence::cases<L>, everyday::cases<L>}) {
+  for (const auto& family : {overhead::cases<L>, parallel::cases<L>, elementwise::cases<L>,
+                             reduce::cases<L>, nn::cases<L>, cnn::cases<L>, indexing::cases<L>,
+                             sequence::cases<L>, everyday::cases<L>, layers::cases<L>}) {
     const std::vector<Case> cases = family();
     all.insert(all.end(), cases.begin(), cases.end());
   }

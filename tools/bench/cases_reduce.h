@@ -59,17 +59,22 @@ template <class L, Row op> void row_fwd_bwd(benchmark::State& state) {
   set_bytes(state, 5 * kF32 * kRows * kCols);
 }
 
-// loss = cross_entropy(logits [512, 1000], target [512]) (mean over the batch), loss.backward();
-// logits require grad, grad reset to undefined each iteration. 2 MB of logits: cache-resident,
-// so no bytes are reported.
-template <class L> void cross_entropy_fwd_bwd(benchmark::State& state) {
+enum class Loss { cross_entropy, nll };
+
+// loss = cross_entropy(logits [512, 1000], target [512]) (mean over the batch), loss.backward(),
+// or nll_loss of the same leaf (taken as log-probabilities); the leaf's grad reset to undefined
+// each iteration. 2 MB of logits: cache-resident, so no bytes are reported.
+template <class L, Loss loss> void class_loss_fwd_bwd(benchmark::State& state) {
   L::seed(0);
   typename L::Tensor logits = L::randn({512, 1000});
   const typename L::Tensor target = L::randint(1000, {512});
   logits.requires_grad_();
   for (auto _ : state) {
     clear_grads<L>(logits);
-    L::cross_entropy(logits, target).backward();
+    switch (loss) {
+      case Loss::cross_entropy: L::cross_entropy(logits, target).backward(); break;
+      case Loss::nll: L::nll_loss(logits, target).backward(); break;
+    }
     keep(logits.grad());
   }
 }
@@ -84,7 +89,7 @@ template <class L> std::vector<Case> cases() {
       {"softmax_dim1_fwd_bwd_4096x1024_f32", row_fwd_bwd<L, Row::softmax>, kMs},
       {"log_softmax_dim1_fwd_bwd_4096x1024_f32", row_fwd_bwd<L, Row::log_softmax>, kMs},
       {"layer_norm_fwd_bwd_4096x1024_f32", row_fwd_bwd<L, Row::layer_norm>, kMs},
-      {"cross_entropy_fwd_bwd_512x1000_f32", cross_entropy_fwd_bwd<L>, kMs},
+      {"cross_entropy_fwd_bwd_512x1000_f32", class_loss_fwd_bwd<L, Loss::cross_entropy>, kMs},
   };
 }
 

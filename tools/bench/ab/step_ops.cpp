@@ -1,7 +1,7 @@
 // The steps ab_two_builds.cpp times: run_steps(n) runs the op named by STEP_OP n times on
 // inputs made once (STEP_THREADS pool threads). Compiled once per library build (ab.sh). The
 // ops: tiny cumsum max prod topk sum_dim1 where cat1 logical_not masked_fill bce global_avg_pool
-// leaky_relu_fwd_bwd permute.
+// leaky_relu_fwd_bwd permute group_norm_fwd_bwd one_hot nll_loss_fwd_bwd.
 #include <tapegrad/tapegrad.h>
 
 #include <cstdlib>
@@ -18,6 +18,9 @@ struct Inputs {
   tg::Tensor part = tg::randn({512, 1024});         // cat's inputs
   tg::Tensor images = tg::randn({32, 64, 28, 28});  // a CNN's feature maps
   tg::Tensor probs = tg::rand({1 << 22});           // targets in [0, 1)
+  tg::Tensor channel = tg::randn({64});             // the images' per-channel weight
+  tg::Tensor ids = tg::randint(0, 512, {4096});     // class ids
+  tg::Tensor logp = tg::randn({512, 1000}), target = tg::randint(0, 1000, {512});
 };
 
 Inputs& inputs() {
@@ -60,6 +63,19 @@ double one(const std::string& op) {
     tg::Tensor x = in.a.detach();
     x.requires_grad_();
     tg::leaky_relu(x).backward(in.b);
+    return x.grad().data<float>()[3];
+  }
+  if (op == "group_norm_fwd_bwd") {
+    tg::Tensor x = in.images.detach();
+    x.requires_grad_();
+    tg::group_norm(x, 8, in.channel, in.channel).backward(in.images);
+    return x.grad().data<float>()[3];
+  }
+  if (op == "one_hot") return static_cast<double>(tg::one_hot(in.ids, 512).data<int64_t>()[3]);
+  if (op == "nll_loss_fwd_bwd") {
+    tg::Tensor x = in.logp.detach();
+    x.requires_grad_();
+    tg::nll_loss(x, in.target).backward();
     return x.grad().data<float>()[3];
   }
   if (op == "permute") return tg::permute(in.heads, {0, 2, 1, 3}).contiguous().data<float>()[3];
