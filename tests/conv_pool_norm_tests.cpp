@@ -470,6 +470,41 @@ TEST_CASE("group_norm_backward: the fused kernel against the composed formula, a
   set_num_threads(before);
 }
 
+TEST_CASE("group_norm saves each group's mean and rstd, and its backward takes them") {
+  // Far from 0 (mean 50) with groups of different spreads: the saved statistics must be the
+  // group's exact ones, and the backward given them must match the one that recomputes them.
+  const int64_t n = 2, c = 6, groups = 3;
+  const Tensor x =
+      wave({n, c, 5, 7}, 0.41, 0.2) * (arange(c).to(kFloat64).reshape({1, c, 1, 1}) + 1.0) + 50.0;
+  const Tensor dy = wave({n, c, 5, 7}, 0.29, 0.6), w = wave({c}, 0.8, 0.1) + 1.2;
+  const auto [y, saved_mean, saved_rstd] = group_norm_with_internal(x, groups, w, Tensor(), 1e-5);
+  const Tensor xg = x.reshape({n, groups, -1});
+  const Tensor want_mean = mean(xg, {2});
+  const Tensor centered = xg - want_mean.unsqueeze(2);
+  const Tensor want_rstd = pow_scalar(mean(centered * centered, {2}) + 1e-5, -0.5);
+  CHECK(saved_mean.shape() == Shape{n, groups});
+  CHECK(tg_test::differs(saved_mean, want_mean, 1e-13) == "");
+  CHECK(tg_test::differs(saved_rstd, want_rstd, 1e-13) == "");
+  for (const DType dtype : {kFloat64, kFloat32}) {
+    CAPTURE(dtype);
+    const Tensor xt = x.to(dtype), dyt = dy.to(dtype), wt = w.to(dtype);
+    const auto [yt, m, r] = group_norm_with_internal(xt, groups, wt, Tensor(), 1e-5);
+    CHECK(m.dtype() == dtype);
+    const auto given = group_norm_backward(dyt, xt, groups, wt, 1e-5, m, r);
+    const auto recomputed = group_norm_backward(dyt, xt, groups, wt, 1e-5);
+    const double tol = dtype == kFloat64 ? 1e-12 : 2e-5;
+    CHECK(tg_test::differs(std::get<0>(given), std::get<0>(recomputed), tol) == "");
+    CHECK(tg_test::differs(std::get<1>(given), std::get<1>(recomputed), tol) == "");
+    CHECK(tg_test::differs(std::get<2>(given), std::get<2>(recomputed), tol) == "");
+  }
+  // A transposed (non-contiguous) saved mean is read by index, not by memory order.
+  const Tensor mean_t = saved_mean.t().contiguous().t(), rstd_t = saved_rstd.t().contiguous().t();
+  CHECK(!mean_t.is_contiguous());
+  const auto strided = group_norm_backward(dy, x, groups, w, 1e-5, mean_t, rstd_t);
+  const auto plain = group_norm_backward(dy, x, groups, w, 1e-5, saved_mean, saved_rstd);
+  CHECK(tg_test::differs(std::get<0>(strided), std::get<0>(plain), 0) == "");
+}
+
 TEST_CASE("group_norm: values and gradients") {
   Tensor x = leaf(wave({2, 4, 3}, 0.67, 0.5));
   Tensor w = leaf(wave({4}, 0.9, 0.3)), b = leaf(wave({4}, 0.4, 0.8));

@@ -147,9 +147,10 @@ std::pair<Tensor, Tensor> group_norm_normalize(const Tensor& self, int64_t num_g
 
 std::tuple<Tensor, Tensor, Tensor> group_norm_grads(const Tensor& grad, const Tensor& self,
                                                     int64_t num_groups, const Tensor& weight,
-                                                    double eps,
+                                                    double eps, const Tensor& mean,
+                                                    const Tensor& rstd,
                                                     const std::array<bool, 3>& grad_input_mask) {
-  auto [gi, gw, gb] = group_norm_backward(grad, self, num_groups, weight, eps);
+  auto [gi, gw, gb] = group_norm_backward(grad, self, num_groups, weight, eps, mean, rstd);
   const auto [want_self, want_weight, want_bias] = grad_input_mask;
   return {want_self ? gi : Tensor(), want_weight ? gw : Tensor(), want_bias ? gb : Tensor()};
 }

@@ -56,11 +56,12 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_double_backward(
 // grad summed over every dim but dim 1 (the channels).
 Tensor sum_except_channels(const Tensor& grad);
 
-// group_norm's three gradients, from the op group_norm_backward, keeping those grad_input_mask
-// asks for.
+// group_norm's three gradients, from the op group_norm_backward given the mean and rstd the
+// forward saved, keeping those grad_input_mask asks for.
 std::tuple<Tensor, Tensor, Tensor> group_norm_grads(const Tensor& grad, const Tensor& self,
                                                     int64_t num_groups, const Tensor& weight,
-                                                    double eps,
+                                                    double eps, const Tensor& mean,
+                                                    const Tensor& rstd,
                                                     const std::array<bool, 3>& grad_input_mask);
 
 // The gradients of group_norm_backward w.r.t. (grad_output, self, weight), given the gradients

@@ -378,7 +378,7 @@ template <typename T> void column_dispatch(const T* xp, const T* dp, const T* me
 std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& self, IntArrayRef normalized_shape,
                                               const Tensor& weight, const Tensor& bias,
                                               double eps) {
-  const shared::LayerNormOutputs outs = shared::layer_norm_outputs(self, normalized_shape.size());
+  const shared::NormOutputs outs = shared::layer_norm_outputs(self, normalized_shape.size());
   const int64_t n = Shape(normalized_shape).numel();
   if (self.numel() == 0) return outs.all();
   const int64_t rows = self.numel() / n;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <tapegrad/backends/cpu/double_sums.h>
+#include <tapegrad/backends/cpu/widest.h>
 #include <tapegrad/backends/shared/norm_grads.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/parallel.h>
@@ -32,14 +33,6 @@ template <typename T> double squares_around(const T* p, int64_t n, double mean) 
       0, n);
 }
 
-// The mean of p[0, n) and 1 / sqrt(biased variance + eps): group_norm's statistics, which its
-// forward and backward both compute (two exact passes).
-template <typename T> std::pair<double, double> mean_and_rstd(const T* p, int64_t n, double eps) {
-  const double count = static_cast<double>(n);
-  const double m = sum_of(p, n) / count;
-  return {m, 1 / std::sqrt(squares_around(p, n, m) / count + eps)};
-}
-
 // sum(dy * (x - mean)).
 template <typename T> double products_around(const T* dy, const T* x, int64_t n, double mean) {
   return sum_terms_widest(
@@ -49,12 +42,79 @@ template <typename T> double products_around(const T* dy, const T* x, int64_t n,
       0, n);
 }
 
-// out = dy * scale - (x - center) * k - shift over one channel's n values of group_norm_backward.
-// A function of its own with a __restrict result: inline in the task's lambda, the loop reloaded
-// its pointers from the stack on every iteration.
-template <typename T> void input_grad_row(T* __restrict out, const T* dy, const T* x, int64_t n,
-                                          T scale, T center, T k, T shift) {
-  for (int64_t j = 0; j < n; ++j) out[j] = dy[j] * scale - (x[j] - center) * k - shift;
+// ---- group_norm: one (sample, group) at a time, its channels back to back -----------------------
+// The bodies are always inlined into run_widest's baseline and AVX2 builds (widest.h), sums
+// included (sum_terms, not sum_terms_widest): a group is a few L1-resident passes, compute-bound,
+// and the baseline build converts and multiplies four floats per instruction, AVX2 eight. No FMA
+// contraction in ISO C++ mode: both builds give the same bits.
+#define TG_NORM_INLINE __attribute__((always_inline)) inline
+
+// The group's mean and 1 / sqrt(biased variance + eps) in double (two exact passes).
+template <typename T>
+TG_NORM_INLINE std::pair<double, double> group_stats(const T* x, int64_t size, double eps) {
+  const double count = static_cast<double>(size);
+  const double sum = sum_terms(
+      [x](int64_t i) __attribute__((always_inline)) { return static_cast<double>(x[i]); }, 0, size);
+  const double m = sum / count;
+  const double squares = sum_terms(
+      [ x, m ](int64_t i) __attribute__((always_inline)) {
+        const double d = static_cast<double>(x[i]) - m;
+        return d * d;
+      },
+      0, size);
+  return {m, 1 / std::sqrt(squares / count + eps)};
+}
+
+// The forward of one group: its statistics (saved in *mean, *rstd), then per channel k
+// out = (x - mean) * (rstd * w[k]) + b[k]; w and b start at the group's first channel.
+template <typename T> TG_NORM_INLINE void normalize_group(const T* x, T* __restrict out,
+                                                          int64_t per_group, int64_t inner,
+                                                          const double* w, const double* b,
+                                                          double eps, T* mean, T* rstd) {
+  const auto [m, r] = group_stats(x, per_group * inner, eps);
+  *mean = static_cast<T>(m);
+  *rstd = static_cast<T>(r);
+  const T center = static_cast<T>(m);
+  for (int64_t k = 0; k < per_group; ++k) {
+    const T scale = static_cast<T>(r * w[k]), shift = static_cast<T>(b[k]);
+    for (int64_t j = k * inner; j < (k + 1) * inner; ++j) out[j] = (x[j] - center) * scale + shift;
+  }
+}
+
+// The backward of one group with g = dy w, x^ = (x - mean) rstd and <.> the mean over the
+// group's M values: grad_input = rstd (g - <g> - x^ <g x^>)
+//   = dy (w rstd) - (x - mean) rstd^3 sum(g (x - mean)) / M - rstd sum(g) / M,
+// each factor computed in double and rounded once per channel. Per channel k it keeps sum(dy) and
+// sum(dy (x - mean)) in sum_dy[k], sum_dy_xmu[k] (for grad_weight and grad_bias); w, sum_dy and
+// sum_dy_xmu start at the group's first channel.
+template <typename T>
+TG_NORM_INLINE void group_input_grad(const T* x, const T* dy, T* __restrict gi, int64_t per_group,
+                                     int64_t inner, const double* w, double m, double rstd,
+                                     double* sum_dy, double* sum_dy_xmu) {
+  double g_sum = 0, g_xmu_sum = 0;  // sum(g), sum(g (x - mean)) over the group
+  for (int64_t k = 0; k < per_group; ++k) {
+    const T* xk = x + k * inner;
+    const T* dk = dy + k * inner;
+    sum_dy[k] = sum_terms(
+        [dk](int64_t i) __attribute__((always_inline)) { return static_cast<double>(dk[i]); }, 0,
+        inner);
+    sum_dy_xmu[k] = sum_terms(
+        [ dk, xk, m ](int64_t i) __attribute__((always_inline)) {
+          return static_cast<double>(dk[i]) * (static_cast<double>(xk[i]) - m);
+        },
+        0, inner);
+    g_sum += w[k] * sum_dy[k];
+    g_xmu_sum += w[k] * sum_dy_xmu[k];
+  }
+  const double count = static_cast<double>(per_group * inner);
+  const T center = static_cast<T>(m);
+  const T k_xmu = static_cast<T>(rstd * rstd * rstd * g_xmu_sum / count);
+  const T shift = static_cast<T>(rstd * g_sum / count);
+  for (int64_t k = 0; k < per_group; ++k) {
+    const T scale = static_cast<T>(w[k] * rstd);
+    for (int64_t j = k * inner; j < (k + 1) * inner; ++j)
+      gi[j] = dy[j] * scale - (x[j] - center) * k_xmu - shift;
+  }
 }
 
 // Channels per task of the per-channel passes: each channel is a few passes over count values,
@@ -200,10 +260,11 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(
   return {grad_input, grad_weight, grad_bias};
 }
 
-Tensor group_norm(const Tensor& self, int64_t num_groups, const Tensor& weight, const Tensor& bias,
-                  double eps) {
-  Tensor out = empty(self.shape(), self.dtype(), self.device());
-  if (self.numel() == 0) return out;
+std::tuple<Tensor, Tensor, Tensor> group_norm(const Tensor& self, int64_t num_groups,
+                                              const Tensor& weight, const Tensor& bias,
+                                              double eps) {
+  const shared::NormOutputs outs = shared::group_norm_outputs(self, num_groups);
+  if (self.numel() == 0) return outs.all();
   const int64_t n = self.size(0), channels = self.size(1), inner = self.numel() / (n * channels);
   const int64_t per_group = channels / num_groups, group_size = per_group * inner;
   const Tensor x = self.contiguous();
@@ -212,30 +273,30 @@ Tensor group_norm(const Tensor& self, int64_t num_groups, const Tensor& weight, 
   visit_floating("group_norm", self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* in = x.data<T>();
-    T* o = out.data<T>();
+    T* o = outs.out.data<T>();
+    T* means = outs.mean.data<T>();
+    T* rstds = outs.rstd.data<T>();
     // One task per (sample, group): its channels lie back to back.
     parallel_for(0, n * num_groups, std::max<int64_t>(1, kElementwiseGrain / group_size),
                  [&](int64_t lo, int64_t hi) {
                    for (int64_t r = lo; r < hi; ++r) {
-                     const T* xr = in + r * group_size;
-                     T* orow = o + r * group_size;
-                     const auto [m, rstd] = mean_and_rstd(xr, group_size, eps);
-                     for (int64_t k = 0; k < per_group; ++k) {
-                       const size_t c = static_cast<size_t>((r % num_groups) * per_group + k);
-                       const T scale = static_cast<T>(rstd * w[c]), shift = static_cast<T>(b[c]),
-                               center = static_cast<T>(m);
-                       for (int64_t j = k * inner; j < (k + 1) * inner; ++j)
-                         orow[j] = (xr[j] - center) * scale + shift;
-                     }
+                     const double* wr = w.data() + (r % num_groups) * per_group;
+                     const double* br = b.data() + (r % num_groups) * per_group;
+                     run_widest([&]() __attribute__((always_inline)) {
+                       normalize_group(in + r * group_size, o + r * group_size, per_group, inner,
+                                       wr, br, eps, means + r, rstds + r);
+                     });
                    }
                  });
   });
-  return out;
+  return outs.all();
 }
 
 std::tuple<Tensor, Tensor, Tensor> group_norm_backward(const Tensor& grad_output,
                                                        const Tensor& self, int64_t num_groups,
-                                                       const Tensor& weight, double eps) {
+                                                       const Tensor& weight, double eps,
+                                                       const Tensor& saved_mean,
+                                                       const Tensor& saved_rstd) {
   const int64_t channels = self.size(1);
   const shared::NormGrads grads = shared::norm_grads(self, {channels});
   if (self.numel() == 0) return grads.all();
@@ -243,6 +304,10 @@ std::tuple<Tensor, Tensor, Tensor> group_norm_backward(const Tensor& grad_output
   const int64_t per_group = channels / num_groups, group_size = per_group * inner;
   const Tensor x = self.contiguous(), dy = grad_output.contiguous();
   const std::vector<double> w = channel_values(weight, channels, 1.0);
+  // The statistics group_norm saved, if given; recomputed per group otherwise.
+  const bool saved = saved_mean.defined();
+  const Tensor given_means = saved ? saved_mean.contiguous() : Tensor();
+  const Tensor given_rstds = saved ? saved_rstd.contiguous() : Tensor();
   // Per (sample, channel): sum(dy) and sum(dy (x - mean)); per (sample, group): rstd. Kept for
   // the per-channel grad_weight and grad_bias, summed over the samples in order afterwards.
   std::vector<double> sum_dy(static_cast<size_t>(n * channels));
@@ -252,38 +317,24 @@ std::tuple<Tensor, Tensor, Tensor> group_norm_backward(const Tensor& grad_output
     const T* xp = x.data<T>();
     const T* dp = dy.data<T>();
     T* gi = grads.input.data<T>();
-    // One task per (sample, group), as the forward: with g = dy w, x^ = (x - mean) rstd and
-    // <.> the mean over the group's M values, grad_input = rstd (g - <g> - x^ <g x^>)
-    //   = dy (w rstd) - (x - mean) rstd^3 sum(g (x - mean)) / M - rstd sum(g) / M,
-    // each factor computed in double and rounded once per channel.
+    const T* given_mean = saved ? given_means.data<T>() : nullptr;
+    const T* given_rstd = saved ? given_rstds.data<T>() : nullptr;
+    // One task per (sample, group), as the forward.
     parallel_for(0, n * num_groups, std::max<int64_t>(1, kElementwiseGrain / group_size),
                  [&](int64_t lo, int64_t hi) {
                    for (int64_t r = lo; r < hi; ++r) {
                      const T* xr = xp + r * group_size;
-                     const T* dr = dp + r * group_size;
-                     const double count = static_cast<double>(group_size);
-                     const auto [m, rstd] = mean_and_rstd(xr, group_size, eps);
-                     rstds[static_cast<size_t>(r)] = rstd;
                      const int64_t c0 = (r % num_groups) * per_group,
-                                   at = (r / num_groups) * channels;
-                     double g_sum = 0, g_xmu_sum = 0;  // sum(g), sum(g (x - mean)) over the group
-                     for (int64_t k = 0; k < per_group; ++k) {
-                       const size_t ci = static_cast<size_t>(c0 + k),
-                                    si = static_cast<size_t>(at) + ci;
-                       sum_dy[si] = sum_of(dr + k * inner, inner);
-                       sum_dy_xmu[si] = products_around(dr + k * inner, xr + k * inner, inner, m);
-                       g_sum += w[ci] * sum_dy[si];
-                       g_xmu_sum += w[ci] * sum_dy_xmu[si];
-                     }
-                     // <g> = g_sum / count; <g x^> = rstd g_xmu_sum / count.
-                     const T center = static_cast<T>(m);
-                     const T k_xmu = static_cast<T>(rstd * rstd * rstd * g_xmu_sum / count);
-                     const T shift = static_cast<T>(rstd * g_sum / count);
-                     for (int64_t k = 0; k < per_group; ++k)
-                       input_grad_row(gi + r * group_size + k * inner, dr + k * inner,
-                                      xr + k * inner, inner,
-                                      static_cast<T>(w[static_cast<size_t>(c0 + k)] * rstd), center,
-                                      k_xmu, shift);
+                                   at = (r / num_groups) * channels + c0;
+                     run_widest([&]() __attribute__((always_inline)) {
+                       const auto [m, rstd] =
+                           saved ? std::pair<double, double>(given_mean[r], given_rstd[r])
+                                 : group_stats(xr, group_size, eps);
+                       rstds[static_cast<size_t>(r)] = rstd;
+                       group_input_grad(xr, dp + r * group_size, gi + r * group_size, per_group,
+                                        inner, w.data() + c0, m, rstd, sum_dy.data() + at,
+                                        sum_dy_xmu.data() + at);
+                     });
                    }
                  });
     T* gw = grads.weight.data<T>();

@@ -26,7 +26,7 @@ const void* ptr(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; 
 std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& self, IntArrayRef normalized_shape,
                                               const Tensor& weight, const Tensor& bias,
                                               double eps) {
-  const shared::LayerNormOutputs outs = shared::layer_norm_outputs(self, normalized_shape.size());
+  const shared::NormOutputs outs = shared::layer_norm_outputs(self, normalized_shape.size());
   const int64_t n = Shape(normalized_shape).numel();
   if (self.numel() == 0) return outs.all();
   const int64_t rows = self.numel() / n;
@@ -67,10 +67,11 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad_output
   return grads.all();
 }
 
-Tensor group_norm(const Tensor& self, int64_t num_groups, const Tensor& weight, const Tensor& bias,
-                  double eps) {
-  Tensor out = empty(self.shape(), self.dtype(), self.device());
-  if (self.numel() == 0) return out;
+std::tuple<Tensor, Tensor, Tensor> group_norm(const Tensor& self, int64_t num_groups,
+                                              const Tensor& weight, const Tensor& bias,
+                                              double eps) {
+  const shared::NormOutputs outs = shared::group_norm_outputs(self, num_groups);
+  if (self.numel() == 0) return outs.all();
   detail::AffineNorm a;
   a.n = self.size(0);
   a.channels = self.size(1);
@@ -88,8 +89,10 @@ Tensor group_norm(const Tensor& self, int64_t num_groups, const Tensor& weight, 
   a.spread = rstd.data<double>();
   a.w = f64(w);
   a.b = f64(b);
-  detail::launch_affine_norm(self.dtype(), x.data_ptr(), a, out.data_ptr());
-  return out;
+  detail::launch_affine_norm(self.dtype(), x.data_ptr(), a, outs.out.data_ptr());
+  copy_data(outs.mean.view({rows}), mean);
+  copy_data(outs.rstd.view({rows}), rstd);
+  return outs.all();
 }
 
 Tensor batch_norm(const Tensor& self, const Tensor& running_mean, const Tensor& running_var,
@@ -163,16 +166,20 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(
 
 std::tuple<Tensor, Tensor, Tensor> group_norm_backward(const Tensor& grad_output,
                                                        const Tensor& self, int64_t num_groups,
-                                                       const Tensor& weight, double eps) {
+                                                       const Tensor& weight, double eps,
+                                                       const Tensor& mean, const Tensor& rstd) {
   const int64_t channels = self.size(1);
   const shared::NormGrads grads = shared::norm_grads(self, {channels});
   if (self.numel() == 0) return grads.all();
   const int64_t n = self.size(0), inner = self.numel() / (n * channels);
   const Tensor x = dense_as(self, self.dtype()), dy = dense_as(grad_output, self.dtype());
   const Tensor w = channel_values(weight);
+  // The saved statistics as the kernels' float64, or none (recomputed there).
+  const Tensor means = channel_values(mean), rstds = channel_values(rstd);
   detail::launch_group_norm_backward(self.dtype(), dy.data_ptr(), x.data_ptr(), f64(w), n, channels,
-                                     inner, num_groups, eps, grads.input.data_ptr(),
-                                     grads.weight.data_ptr(), grads.bias.data_ptr());
+                                     inner, num_groups, eps, f64(means), f64(rstds),
+                                     grads.input.data_ptr(), grads.weight.data_ptr(),
+                                     grads.bias.data_ptr());
   return grads.all();
 }
 

@@ -391,14 +391,23 @@ void launch_batch_norm_backward(DType dtype, const void* dy, const void* x, cons
 
 void launch_group_norm_backward(DType dtype, const void* dy, const void* x, const double* w,
                                 int64_t n, int64_t channels, int64_t inner, int64_t groups,
-                                double eps, void* grad_input, void* grad_weight, void* grad_bias) {
+                                double eps, const double* mean, const double* rstd,
+                                void* grad_input, void* grad_weight, void* grad_bias) {
   constexpr const char* op = "group_norm_backward";
   const int64_t rows = n * groups, group_size = channels / groups * inner;
+  // The statistics (unless given), then the two per-channel sums.
   DeviceBuffer buffer(static_cast<size_t>(2 * rows + 2 * n * channels) * sizeof(double));
   double* b = static_cast<double*>(buffer.get());
-  const GroupNormGrad a{
-      n, channels, inner, groups, w, b, b + rows, b + 2 * rows, b + 2 * rows + n * channels};
-  launch_row_stats(dtype, x, rows, group_size, eps, b, b + rows);
+  if (!mean) launch_row_stats(dtype, x, rows, group_size, eps, b, b + rows);
+  const GroupNormGrad a{n,
+                        channels,
+                        inner,
+                        groups,
+                        w,
+                        mean ? mean : b,
+                        rstd ? rstd : b + rows,
+                        b + 2 * rows,
+                        b + 2 * rows + n * channels};
   visit_floating(op, dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* pdy = static_cast<const T*>(dy);

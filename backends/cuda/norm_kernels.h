@@ -57,11 +57,12 @@ void launch_layer_norm_backward(DType dtype, const void* dy, const void* x, cons
                                 void* rstds, void* grad_input, void* grad_weight, void* grad_bias);
 
 // group_norm_backward over x [n, channels, inner] in `groups` groups (the CPU's formulas): per
-// (sample, group) the mean and rstd, per (sample, channel) sum(dy) and sum(dy (x - mean)), then
-// grad_input one thread per element and grad_weight / grad_bias one thread per channel (samples
-// in order). w float64 or null.
+// (sample, group) the mean and rstd (given, float64 [n * groups], or computed when null), per
+// (sample, channel) sum(dy) and sum(dy (x - mean)), then grad_input one thread per element and
+// grad_weight / grad_bias one thread per channel (samples in order). w float64 or null.
 void launch_group_norm_backward(DType dtype, const void* dy, const void* x, const double* w,
                                 int64_t n, int64_t channels, int64_t inner, int64_t groups,
-                                double eps, void* grad_input, void* grad_weight, void* grad_bias);
+                                double eps, const double* mean, const double* rstd,
+                                void* grad_input, void* grad_weight, void* grad_bias);
 
 }  // namespace tg::cuda::detail

@@ -1,5 +1,7 @@
 // Checks of batch_norm, batch_norm_backward, group_norm and group_norm_backward (kernels:
 // backends/cpu/norm.cpp).
+#include <utility>
+
 #include <tapegrad/core/overlap.h>
 #include <tapegrad/ops/checks/common.h>
 
@@ -83,12 +85,22 @@ void group_norm(const Tensor& self, int64_t num_groups, const Tensor& weight, co
 }
 
 void group_norm_backward(const Tensor& grad_output, const Tensor& self, int64_t num_groups,
-                         const Tensor& weight, double eps) {
+                         const Tensor& weight, double eps, const Tensor& mean, const Tensor& rstd) {
   constexpr const char* op = "group_norm_backward";
   check_group_norm(op, self, num_groups, weight, Tensor(), eps);
   TG_CHECK(grad_output.shape() == self.shape(), ValueError, op,
            "grad_output must have self's shape ", self.shape(), ", got ", grad_output.shape());
   dtype_of_self(op, "grad_output", grad_output, self);
+  TG_CHECK(mean.defined() == rstd.defined(), ValueError, op,
+           "mean and rstd must both be given or both be omitted");
+  if (!mean.defined()) return;
+  const Shape stats{self.size(0), num_groups};
+  for (const auto& [name, t] :
+       {std::pair<const char*, const Tensor*>{"mean", &mean}, {"rstd", &rstd}}) {
+    TG_CHECK(t->shape() == stats, ValueError, op, name, " must have shape ", stats,
+             " ([N, num_groups]), got ", t->shape());
+    dtype_of_self(op, name, *t, self);
+  }
 }
 
 }  // namespace tg::checks
