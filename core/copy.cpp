@@ -394,11 +394,21 @@ void cpu_fill(const TensorBase& dst, const Scalar& value) {
     T* d = dst.data<T>();
     const int64_t n = dst.numel();
     if (dst.is_contiguous()) {
+      // A value of all zero bits (zeros, fresh gradients; not -0.0) is a memset: libc's runs on
+      // the CPU's widest stores, std::fill in the library's baseline build on 16-byte ones.
+      const T zero{};
+      const bool zero_bits = std::memcmp(&v, &zero, sizeof(T)) == 0;
+      auto fill = [&](int64_t b, int64_t e) {
+        if (zero_bits)
+          std::memset(static_cast<void*>(d + b), 0, static_cast<size_t>(e - b) * sizeof(T));
+        else
+          std::fill(d + b, d + e, v);
+      };
       const int64_t grain = kCopyGrainBytes / static_cast<int64_t>(sizeof(T));
       if (n <= grain)  // one chunk (scalars, small tensors): no std::function, no pool
-        std::fill(d, d + n, v);
+        fill(0, n);
       else  // split as a copy is: one core does not saturate the bandwidth
-        parallel_for(0, n, grain, [&](int64_t b, int64_t e) { std::fill(d + b, d + e, v); });
+        parallel_for(0, n, grain, fill);
       return;
     }
     const int64_t ds = dst.strides().back();

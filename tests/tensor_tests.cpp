@@ -1,6 +1,7 @@
 // The tensor core: factories, metadata, type promotion, printing, errors, dispatch.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <sstream>
 
@@ -20,6 +21,35 @@ TEST_CASE("factories make the right values, shapes and dtypes") {
         std::vector<double>{0, 0.25, 0.5, 0.75, 1});
   CHECK(eye(2, 3, kInt64).to_vector<int64_t>() == std::vector<int64_t>{1, 0, 0, 0, 1, 0});
   CHECK_THROWS_AS(arange(0, 5, 0), ValueError);
+}
+
+TEST_CASE("fill writes every element: zero bits by memset, -0.0 and other values as values") {
+  // Above and below the copy grain (1 << 18 bytes: one chunk, or split across the pool), on
+  // memory that held other values (the allocator reuses blocks), at 1 and 2 threads.
+  auto count_not = [](const Tensor& t, double want) {
+    int64_t wrong = 0;
+    for (const double x : t.to_vector<double>())
+      wrong += !(x == want && std::signbit(x) == std::signbit(want));
+    return wrong;
+  };
+  const int before = get_num_threads();
+  for (const int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const int64_t n : {int64_t{7}, int64_t{1} << 17, (int64_t{1} << 20) + 3}) {
+      CAPTURE(n);
+      for (const DType dtype : {kFloat32, kFloat64, kInt64, kBool}) {
+        const Tensor t = full({n}, 1.0, dtype);
+        t.fill_(0.0);
+        CHECK(count_not(t, 0.0) == 0);
+        CHECK(count_not(zeros({n}, dtype), 0.0) == 0);
+      }
+      const Tensor f = full({n}, 3.0, kFloat64);
+      f.fill_(-0.0);
+      CHECK(count_not(f, -0.0) == 0);
+      CHECK(count_not(full({n}, -2.5, kFloat32), -2.5) == 0);
+    }
+  }
+  set_num_threads(before);
 }
 
 TEST_CASE("tensor() from vectors and nested lists") {
