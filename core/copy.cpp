@@ -318,7 +318,10 @@ void copy_contiguous_rows(const TensorBase& dst, const TensorBase& src, const Sh
   const auto item = static_cast<int64_t>(itemsize(dst.dtype()));
   char* d = static_cast<char*>(dst.data_ptr());
   const char* s = static_cast<const char*>(src.data_ptr());
-  const bool stream = streaming_stores_for(n * item);
+  int64_t distinct = 1;  // the source's own values: fewer than n along broadcast (stride-0) dims
+  for (size_t k = 0; k < src_strides.size(); ++k)
+    if (src_strides[k] != 0) distinct *= dst.shape()[k];
+  const bool stream = streaming_stores_for(n * item, distinct * item);
   parallel_for(0, n, kElementwiseGrain, [&](int64_t b, int64_t e) {
     for_each_run(dst.shape(), dst.strides(), src_strides, b, e,
                  [&](int64_t od, int64_t os, int64_t len) {

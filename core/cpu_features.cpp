@@ -89,4 +89,9 @@ bool streaming_stores_for(int64_t result_bytes) {
   return result_bytes / std::max(get_num_threads(), 1) >= streaming_store_min_bytes();
 }
 
+bool streaming_stores_for(int64_t result_bytes, int64_t read_bytes) {
+  const int64_t footprint = result_bytes + std::min(read_bytes, result_bytes);
+  return footprint / std::max(get_num_threads(), 1) >= 2 * streaming_store_min_bytes();
+}
+
 }  // namespace tg

@@ -206,3 +206,37 @@ TEST_CASE("contiguous of a permuted tensor: rows copied whole, streamed when the
   }
   if (tg::streaming_store_min_bytes() == 1 << 20) CHECK(streamed == 4);
 }
+
+TEST_CASE("a result made from little distinct input streams only when it outgrows the cache") {
+  // The two-argument rule: result plus distinct input bytes against twice the threshold. An
+  // expanded row and a tensor joined with itself read little, so a result of the threshold's
+  // size stays cached and one of twice that streams; the values are the same either way.
+  const int before = tg::get_num_threads();
+  tg::set_num_threads(1);
+  const int64_t m = tg::streaming_store_min_bytes();
+  CHECK(tg::streaming_stores_for(m, m) == tg::streaming_stores_for(m));
+  CHECK(tg::streaming_stores_for(m, m));
+  CHECK(!tg::streaming_stores_for(m, 4096));
+  CHECK(tg::streaming_stores_for(2 * m, 4096));
+  CHECK(!tg::streaming_stores_for(2 * m - 8192, 4096));
+  for (const int64_t bytes : {m, 2 * m + 4096}) {  // cached, then streamed
+    CAPTURE(bytes);
+    const int64_t cols = 1000, rows = bytes / (4 * cols) + 1;
+    const tg::Tensor row = tg::arange(0.0, static_cast<double>(cols), 1.0, tg::kFloat32);
+    const std::vector<double> expanded =
+        values(row.reshape({1, cols}).expand({rows, cols}).contiguous());
+    int64_t wrong = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        wrong += expanded[static_cast<size_t>(r * cols + c)] != static_cast<double>(c);
+    CHECK(wrong == 0);
+    const tg::Tensor part = row.reshape({1, cols}).expand({rows / 4, cols}).contiguous();
+    const std::vector<double> joined = values(tg::cat({part, part, part, part}, 1));
+    wrong = 0;
+    for (int64_t r = 0; r < rows / 4; ++r)
+      for (int64_t c = 0; c < 4 * cols; ++c)
+        wrong += joined[static_cast<size_t>(r * 4 * cols + c)] != static_cast<double>(c % cols);
+    CHECK(wrong == 0);
+  }
+  tg::set_num_threads(before);
+}
