@@ -122,6 +122,40 @@ TEST_CASE("baddbmm with beta = 0 ignores self, nan included") {
   CHECK(std::isnan(baddbmm(self, b1, b2, 1, 2).to_vector<double>()[0]));
 }
 
+TEST_CASE("baddbmm: one BLAS call with C preset to self equals alpha * bmm + beta * self") {
+  // float32/float64 take the fused call; int32 the composed pass. self broadcast from [5] and
+  // [9, 1, 5], a transposed batch1, a batch that splits across threads.
+  auto small_ints = [](const Shape& shape, int64_t step, DType dtype) {
+    std::vector<double> v;
+    for (int64_t i = 0; i < shape.numel(); ++i) v.push_back(static_cast<double>(i * step % 11 - 5));
+    return tensor(v, shape).to(dtype);
+  };
+  const int before = get_num_threads();
+  for (const int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const DType dtype : {kFloat64, kFloat32, kInt32}) {
+      CAPTURE(dtype);
+      for (const Shape& self_shape : {Shape{9, 3, 5}, Shape{5}, Shape{9, 1, 5}}) {
+        const Tensor self = small_ints(self_shape, 7, dtype);
+        const Tensor b1 = small_ints({9, 4, 3}, 3, dtype).transpose(1, 2);
+        const Tensor b2 = small_ints({9, 4, 5}, 5, dtype);
+        const bool floating = dtype != kInt32;
+        for (const auto& [beta, alpha] : {std::pair{1.0, 1.0}, {0.5, -2.0}, {0.0, 3.0}}) {
+          if (!floating && beta == 0.5) continue;  // integer factors only
+          CAPTURE(beta);
+          const Tensor want = bmm(b1, b2).to(kFloat64) * alpha + self.to(kFloat64) * beta;
+          const Tensor got = floating ? baddbmm(self, b1, b2, beta, alpha)
+                                      : baddbmm(self, b1, b2, static_cast<int64_t>(beta),
+                                                static_cast<int64_t>(alpha));
+          CHECK(got.dtype() == dtype);
+          CHECK(close(got.to(kFloat64), want, dtype == kFloat32 ? 1e-4 : 1e-12));
+        }
+      }
+    }
+  }
+  set_num_threads(before);
+}
+
 TEST_CASE("cumsum: int32 sums to int64 and float32 sums are accumulated in double") {
   const Tensor a = tensor(std::vector<int32_t>{2147483647, 1});
   CHECK(cumsum(a, 0).dtype() == kInt64);

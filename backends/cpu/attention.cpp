@@ -3,9 +3,11 @@
 // dropped in place, row by row, so the one [..., L, S] buffer becomes the returned weights.
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include <tapegrad/backends/cpu/counter_random.h>
+#include <tapegrad/backends/cpu/linalg.h>
 #include <tapegrad/backends/cpu/softmax_rows.h>
 #include <tapegrad/backends/shared/nn_plans.h>
 #include <tapegrad/ops/factories.h>
@@ -16,9 +18,13 @@ namespace tg::cpu {
 
 Tensor bmm(const Tensor& self, const Tensor& mat2) { return cpu::matmul(self, mat2); }
 
-// alpha * bmm(batch1, batch2) + beta * self, written into the fresh product.
+// alpha * bmm(batch1, batch2) + beta * self: in BLAS's gemm for float32 and float64 (as PyTorch),
+// else written into the fresh product.
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
                const Scalar& alpha) {
+  if (std::optional<Tensor> fused =
+          scaled_matmul_blas(batch1, batch2, self, {alpha.to_double(), beta.to_double()}))
+    return *fused;
   Tensor result = cpu::matmul(batch1, batch2);
   // beta = 0 ignores self altogether (as BLAS and PyTorch do), so its nan and inf do not leak in.
   const bool use_self = !beta.equals(0.0);

@@ -145,16 +145,20 @@ bool fits_int(std::initializer_list<int64_t> values) {
   return std::all_of(values.begin(), values.end(), [](int64_t v) { return v <= INT_MAX; });
 }
 
-// C[M, N] = A[M, K] B[K, N] through cblas, row-major, each operand transposed or not.
+// C[M, N] = alpha A[M, K] B[K, N] + beta C through cblas, row-major, each operand transposed or
+// not (beta = 0: C is not read).
 template <typename T> void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
-                                     const T* A, int lda, const T* B, int ldb, T* C, int ldc) {
+                                     const T* A, int lda, const T* B, int ldb, T* C, int ldc,
+                                     const GemmScale& s) {
   if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, static_cast<float>(s.alpha), A, lda, B, ldb,
+                static_cast<float>(s.beta), C, ldc);
   else
-    cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, A, lda, B, ldb, 0.0, C, ldc);
+    cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, s.alpha, A, lda, B, ldb, s.beta, C, ldc);
 }
 
-template <typename T> void gemm_blas(const MatrixOperand& a, const MatrixOperand& b, T* c) {
+template <typename T>
+void gemm_blas(const MatrixOperand& a, const MatrixOperand& b, T* c, const GemmScale& s) {
   const BlasLayout la = *blas_layout(a), lb = *blas_layout(b);
   const int M = static_cast<int>(a.rows), N = static_cast<int>(b.cols);
   const int K = static_cast<int>(a.cols);
@@ -163,7 +167,7 @@ template <typename T> void gemm_blas(const MatrixOperand& a, const MatrixOperand
   auto products = [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i)
       blas_gemm(ta, tb, M, N, K, a.t.data<T>() + a.offsets[static_cast<size_t>(i)], lda,
-                b.t.data<T>() + b.offsets[static_cast<size_t>(i)], ldb, c + i * M * N, N);
+                b.t.data<T>() + b.offsets[static_cast<size_t>(i)], ldb, c + i * M * N, N, s);
   };
   // A batch of products, each whole on one thread with OpenBLAS single-threaded, when that
   // splits evenly (a multiple of the thread count, or four products per thread and more) or
@@ -194,9 +198,10 @@ template <typename T> void gemm_blas(const MatrixOperand& a, const MatrixOperand
         const int64_t b0 = extent * t / threads, b1 = extent * (t + 1) / threads;
         const int count = static_cast<int>(b1 - b0);
         if (by_rows)
-          blas_gemm(ta, tb, count, N, K, A + b0 * (la.trans ? 1 : lda), lda, B, ldb, c + b0 * N, N);
+          blas_gemm(ta, tb, count, N, K, A + b0 * (la.trans ? 1 : lda), lda, B, ldb, c + b0 * N, N,
+                    s);
         else
-          blas_gemm(ta, tb, M, count, K, A, lda, B + b0 * (lb.trans ? ldb : 1), ldb, c + b0, N);
+          blas_gemm(ta, tb, M, count, K, A, lda, B + b0 * (lb.trans ? ldb : 1), ldb, c + b0, N, s);
       }
     });
   } else {
@@ -207,17 +212,24 @@ template <typename T> void gemm_blas(const MatrixOperand& a, const MatrixOperand
 
 // ---- the op ------------------------------------------------------------------------------------
 
-// The shapes and dtypes were checked before dispatch (checks::matmul).
-Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
+// The shapes and dtypes were checked before dispatch (checks::matmul). With an addend, the BLAS
+// path returns alpha * product + beta * addend (broadcast to the product's shape) in one call,
+// C preset to the addend, and says so in `scaled`; the other paths return the bare product.
+struct Product {
+  Tensor out;
+  bool scaled = false;
+};
+Product matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas,
+                    const Tensor& addend = Tensor(), const GemmScale& scale = {}) {
   const shared::MatmulPlan plan = shared::matmul_plan(self, other);
   const Tensor &a = plan.a, &b = plan.b;
   const Shape& batch = plan.batch;
   const int64_t k = plan.k, n = plan.n;
   Tensor out = empty(plan.out_shape, self.dtype(), self.device());
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return {out};
   if (k == 0) {
     fill_data(out, 0);
-    return out;
+    return {out};
   }
   const DType dtype = self.dtype();
   bool use_blas = false;
@@ -226,6 +238,8 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
 #else
   (void)allow_blas;
   (void)use_blas;
+  (void)addend;
+  (void)scale;
 #endif
   MatrixOperand A = make_operand(a, batch), B = make_operand(b, batch);
   // A contraction along a stride-0 (expanded) dim is read from a dense copy, as a reduction
@@ -240,11 +254,15 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
     MatrixOperand folded = A;
     if (fold_batch(folded, B) && blas_layout(folded) && fits_int({folded.rows})) A = folded;
     if (fits_int({blas_layout(A)->ld, blas_layout(B)->ld})) {
+      const bool scaled = addend.defined();
+      // beta = 0 leaves C unread (the addend's nan and inf do not leak in, as in PyTorch).
+      if (scaled && scale.beta != 0) copy_data(out, addend.broadcast_to(out.shape()));
+      const GemmScale s = scaled ? scale : GemmScale{};
       if (dtype == kFloat32)
-        gemm_blas(A, B, out.data<float>());
+        gemm_blas(A, B, out.data<float>(), s);
       else
-        gemm_blas(A, B, out.data<double>());
-      return out;
+        gemm_blas(A, B, out.data<double>(), s);
+      return {out, scaled};
     }
   }
 #endif
@@ -258,16 +276,25 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, bool allow_blas) {
     case kFloat64: gemm_blocked(A, B, out.data<double>()); break;
     default: throw_unsupported_dtype("matmul", dtype);
   }
-  return out;
+  return {out};
 }
 
 }  // namespace
 
-Tensor matmul(const Tensor& self, const Tensor& other) { return matmul_impl(self, other, true); }
+Tensor matmul(const Tensor& self, const Tensor& other) {
+  return matmul_impl(self, other, true).out;
+}
 
 Tensor matmul_fallback(const Tensor& self, const Tensor& other) {
   checks::matmul(self, other);  // called directly, not through the front end
-  return matmul_impl(self, other, false);
+  return matmul_impl(self, other, false).out;
+}
+
+std::optional<Tensor> scaled_matmul_blas(const Tensor& self, const Tensor& other,
+                                         const Tensor& addend, const GemmScale& scale) {
+  Product p = matmul_impl(self, other, true, addend, scale);
+  if (p.scaled || p.out.numel() == 0) return p.out;
+  return std::nullopt;
 }
 
 }  // namespace tg::cpu
