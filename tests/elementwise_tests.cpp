@@ -685,6 +685,15 @@ TEST_CASE("elementwise: transposed operands, numbers on broadcast rows, column b
     const std::vector<double> ints =
         tg::sub(x.to_dtype(tg::kInt64), tg::arange(m, tg::kInt64).reshape({m, 1}))
             .to_vector<double>();
+    // The float32 row kernels' scalar forms on whole rows: the column on either side, each op,
+    // and both operands constant along the row (spread over blocks).
+    const std::vector<double> col_minus = tg::sub(col, x).to_vector<double>();
+    const std::vector<double> col_over = tg::div(col, x + 1).to_vector<double>();
+    const std::vector<double> times_col = tg::mul(x, col).to_vector<double>();
+    const std::vector<double> plus_col = tg::add(x, col).to_vector<double>();
+    const std::vector<double> over_col = tg::div(x, col).to_vector<double>();
+    const std::vector<double> both_cols =
+        tg::mul(col.expand({m, n}), col.expand({m, n})).to_vector<double>();
     int64_t wrong = 0;
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
@@ -697,6 +706,12 @@ TEST_CASE("elementwise: transposed operands, numbers on broadcast rows, column b
         wrong += at_col[k] != (xv(i, j) >= cv(i) * 300);
         wrong += picked[k] != (i % 3 == 1 ? static_cast<double>(xv(i, j)) : -1.0);
         wrong += ints[k] != static_cast<double>(static_cast<int64_t>(xv(i, j)) - i);
+        wrong += col_minus[k] != static_cast<double>(cv(i) - xv(i, j));
+        wrong += col_over[k] != static_cast<double>(cv(i) / (xv(i, j) + 1));
+        wrong += times_col[k] != static_cast<double>(xv(i, j) * cv(i));
+        wrong += plus_col[k] != static_cast<double>(xv(i, j) + cv(i));
+        wrong += over_col[k] != static_cast<double>(xv(i, j) / cv(i));
+        wrong += both_cols[k] != static_cast<double>(cv(i) * cv(i));
       }
     CHECK(wrong == 0);
   }

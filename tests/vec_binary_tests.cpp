@@ -203,13 +203,18 @@ TEST_CASE("vec_binary: results large enough for streaming stores hold every elem
     CHECK(tg::streaming_stores_for(4 * rows * cols));
     const std::vector<float> av = inputs(static_cast<size_t>(rows * cols), 7);
     const std::vector<float> rowv = inputs(cols, 8), flatv = inputs(av.size(), 9);
+    const std::vector<float> colv = inputs(static_cast<size_t>(rows), 10);
     const tg::Tensor a = tg::tensor(av).reshape({rows, cols});
     const tg::Tensor row = tg::tensor(rowv), flat = tg::tensor(flatv).reshape({rows, cols});
     const tg::Tensor scalar = tg::scalar_tensor(1.25, tg::kFloat32);
-    for (int kind = 0; kind < 3; ++kind) {
-      const tg::Tensor& other = kind == 0 ? row : kind == 1 ? flat : scalar;
+    const tg::Tensor column = tg::tensor(colv).reshape({rows, 1});  // the scalar row kernels
+    for (int kind = 0; kind < 4; ++kind) {
+      const tg::Tensor& other = kind == 0 ? row : kind == 1 ? flat : kind == 2 ? scalar : column;
       const auto b_at = [&](size_t i) {
-        return kind == 0 ? rowv[i % cols] : kind == 1 ? flatv[i] : 1.25f;
+        return kind == 0   ? rowv[i % cols]
+               : kind == 1 ? flatv[i]
+               : kind == 2 ? 1.25f
+                           : colv[i / static_cast<size_t>(cols)];
       };
       for (const Case& c : cases) {
         CAPTURE(threads);

@@ -267,6 +267,7 @@ void strided_loop(const Tensor& out, const Fn& fn, bool in_place, vec::Stores st
     bool in_place;
     vec::Stores stores;
     vec::BinaryRow row_kernel;
+    vec::BinaryRow scalar_a_kernel, scalar_b_kernel;  // a[0] op b[i], a[i] op b[0]
   };
   // A single value (x / 4096) goes in as one row of copies along the output's last dim, read
   // with step 1 there and 0 elsewhere: the walk then hands unit-step rows to the vector loops,
@@ -287,13 +288,22 @@ void strided_loop(const Tensor& out, const Fn& fn, bool in_place, vec::Stores st
     return row ? static_cast<decltype(op.pointer())>(row.get()) : op.pointer();
   };
   Context ctx = [&]<size_t... K>(std::index_sequence<K...>) {
-    return Context{out.data<Out>(), {base_of(std::get<K>(spread), ops)...}, &fn, in_place, stores,
+    return Context{out.data<Out>(),
+                   {base_of(std::get<K>(spread), ops)...},
+                   &fn,
+                   in_place,
+                   stores,
+                   nullptr,
+                   nullptr,
                    nullptr};
   }
   (std::index_sequence_for<In...>{});
   if constexpr (kFloatRows) {
-    if (const vec::BinaryIsa* isa = vec::binary_best())
+    if (const vec::BinaryIsa* isa = vec::binary_best()) {
       ctx.row_kernel = isa->row(Fn::kRowKernel, vec::Operands::arrays, stores);
+      ctx.scalar_a_kernel = isa->row(Fn::kRowKernel, vec::Operands::scalar_a, stores);
+      ctx.scalar_b_kernel = isa->row(Fn::kRowKernel, vec::Operands::scalar_b, stores);
+    }
   }
 
   // Rows where every input has step 1 ([m, n] + [n]): a flat run over raw pointers. Other
@@ -335,25 +345,37 @@ void strided_loop(const Tensor& out, const Fn& fn, bool in_place, vec::Stores st
       const std::tuple<const In*...> p{(std::get<K>(x.base) + offset[K])...};
       const std::array<int64_t, N> s{step[K]...};  // local: an int64 output could alias step
       Out* o = x.out + out_index;
-      // Steps of 0 and 1 only ([m, n] - [m, 1], a column broadcast along rows): each step-0
-      // operand's value spread over a block on the stack, then the same vector loop as unit rows
-      // (element by element, this walk took 4x the time of the vector loop).
-      if ((... && (s[K] <= 1)) && count <= kWalkBlock) {
+      // Steps of 0 and 1 only ([m, n] - [m, 1], a column broadcast along rows; the walk hands
+      // over whole rows): a float32 add/sub/mul/div row goes to its row kernel's scalar form
+      // (x - col: 1.6 -> ~1.0x libtorch's time); other ops get each step-0 operand's value
+      // spread over blocks on the stack, then the same vector loop as unit rows (element by
+      // element, this walk took 4x the time of the vector loop).
+      if ((... && (s[K] <= 1))) {
+        if constexpr (kFloatRows) {
+          const float* a = std::get<0>(p);
+          const float* b = std::get<1>(p);
+          if (s[0] == 1 && s[1] == 0 && x.scalar_b_kernel) return x.scalar_b_kernel(o, a, b, count);
+          if (s[0] == 0 && s[1] == 1 && x.scalar_a_kernel) return x.scalar_a_kernel(o, a, b, count);
+        }
         static_assert((... && (sizeof(In) <= sizeof(double))));
         // Raw bytes, not std::array in a std::tuple: a tuple zeroes its members, a memset per
         // block that took most of the time.
         alignas(64) unsigned char spread[N][kWalkBlock * sizeof(double)];
-        const auto spread_if_step0 = [count](const auto* at, int64_t step_k, unsigned char* raw) {
-          if (step_k == 1) return at;
-          auto* block = reinterpret_cast<std::remove_cvref_t<decltype(*at)>*>(raw);
-          std::fill_n(block, count, *at);
-          return static_cast<decltype(at)>(block);
-        };
-        const std::tuple<const In*...> q{spread_if_step0(std::get<K>(p), s[K], spread[K])...};
-        if (x.in_place || requires { Fn::kRowKernel; })  // as unit_rows picks its loop
-          flat_chunk(o, 0, count, *x.fn, x.stores, as_source(std::get<K>(q))...);
-        else
-          flat_chunk_base(o, 0, count, *x.fn, as_source(std::get<K>(q))...);
+        for (int64_t j0 = 0; j0 < count; j0 += kWalkBlock) {
+          const int64_t len = std::min(count - j0, kWalkBlock);
+          const auto spread_if_step0 = [len, j0](const auto* at, int64_t step_k,
+                                                 unsigned char* raw) {
+            if (step_k == 1) return at + j0;
+            auto* block = reinterpret_cast<std::remove_cvref_t<decltype(*at)>*>(raw);
+            std::fill_n(block, len, *at);
+            return static_cast<decltype(at)>(block);
+          };
+          const std::tuple<const In*...> q{spread_if_step0(std::get<K>(p), s[K], spread[K])...};
+          if (x.in_place || requires { Fn::kRowKernel; })  // as unit_rows picks its loop
+            flat_chunk(o + j0, 0, len, *x.fn, x.stores, as_source(std::get<K>(q))...);
+          else
+            flat_chunk_base(o + j0, 0, len, *x.fn, as_source(std::get<K>(q))...);
+        }
         return;
       }
       for (int64_t j = 0; j < count; ++j)

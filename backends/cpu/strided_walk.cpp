@@ -117,22 +117,17 @@ void run_strided_walk(StridedWalk walk) {
     return;
   }
 
-  // Steps of 0 and 1 only ([m, n] - [m, 1], a column broadcast): each row in order, in blocks
-  // of kWalkBlock (any_row spreads the step-0 values and runs the vector loop), so the result is
-  // written front to back; the bands below, made for reads across lines, wrote 16 rows in turn,
-  // which with streaming stores took 1.7x the time.
+  // Steps of 0 and 1 only ([m, n] - [m, 1], a column broadcast): each whole row in order to
+  // any_row (a row kernel's scalar form, or the step-0 values spread over blocks and the vector
+  // loop), so the result is written front to back; the bands below, made for reads across
+  // lines, wrote 16 rows in turn, which with streaming stores took 1.7x the time.
   if (std::all_of(step.begin(), step.begin() + n, [](int64_t s) { return s <= 1; })) {
     run([&](int64_t row_begin, int64_t row_end) {
       Shape index(outer_dims, 0);
       Offsets offset;
       start_row(row_begin, index.data(), offset);
       for (int64_t row = row_begin; row < row_end; ++row) {
-        for (int64_t j0 = 0; j0 < inner; j0 += kWalkBlock) {
-          Offsets at;
-          for (int k = 0; k < n; ++k) at[k] = offset[k] + j0 * step[k];
-          walk.any_row(walk.ctx, row * inner + j0, at.data(), step.data(),
-                       std::min(inner, j0 + kWalkBlock) - j0);
-        }
+        walk.any_row(walk.ctx, row * inner, offset.data(), step.data(), inner);
         next_row(index.data(), offset);
       }
     });

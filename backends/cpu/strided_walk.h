@@ -13,7 +13,9 @@ namespace tg::cpu {
 // The most inputs an elementwise lambda takes (map_into of nn_loss: four).
 inline constexpr int kMaxWalkOperands = 4;
 
-// The longest row the walk hands to WalkRow (rows that are not unit-step go in blocks).
+// The longest row the walk hands to WalkRow when some step is above 1 (such rows go in blocks);
+// rows with steps of 0 and 1 only go whole, and WalkRow works through them in blocks of this
+// size where it needs stack space per element.
 inline constexpr int64_t kWalkBlock = 128;
 
 // One row of the walk: `count` outputs starting at output element `out_index` (the output is
@@ -34,7 +36,7 @@ struct StridedWalk {
   Shape strides[kMaxWalkOperands];   // each input's element strides over `shape`
   int operands = 0;                  // how many entries of `strides` are used
   WalkUnitRows unit_rows = nullptr;  // rows where every input has step 1
-  WalkRow any_row = nullptr;         // any other rows (each at most kWalkBlock long)
+  WalkRow any_row = nullptr;         // any other rows (see kWalkBlock)
   const void* ctx = nullptr;         // passed to both
   bool streaming = false;            // rows write with streaming stores (fence per chunk)
 };
