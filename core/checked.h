@@ -47,10 +47,13 @@ template <typename To, typename From> constexpr To float_to_int(From v) {
   static_assert(std::is_integral_v<To> && !std::is_same_v<To, bool> &&
                 std::is_floating_point_v<From>);
   // limit = 2^31 or 2^63, exact in float and double; [-limit, limit) truncates into To (values in
-  // (-limit - 1, -limit) truncate to lowest(), which is the fallback anyway). Comparing in From
-  // keeps the conversion loops vectorisable.
+  // (-limit - 1, -limit) truncate to lowest(), which is the fallback anyway). The value is
+  // replaced by -limit (which converts to lowest() exactly) before one unconditional conversion:
+  // selecting between two conversions kept loops scalar, a branch per value, as the compiler may
+  // not run a conversion (or a comparison) that could trap on a path that did not ask for it.
   constexpr From limit = -static_cast<From>(std::numeric_limits<To>::lowest());
-  return v >= -limit && v < limit ? static_cast<To>(v) : std::numeric_limits<To>::lowest();
+  const bool in_range = (v >= -limit) & (v < limit);  // both compared: no branch between them
+  return static_cast<To>(in_range ? v : -limit);
 }
 
 // One element converted between dtypes, as `.to()` does: to bool is `v != 0`; floating to integer

@@ -175,6 +175,33 @@ TEST_CASE("conversion: NaN, inf and out-of-range floats to int are defined (issu
   CHECK(tg::Scalar(inf).to_int() == INT64_MIN);
 }
 
+TEST_CASE("conversion: long float runs to int take the vector loops, with the same rule") {
+  // 1003 values (vector bodies and a tail) cycling through in-range, edge and out-of-range
+  // values, float32 and float64 to int32 and int64, against the rule value by value.
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> cycle{nan,          inf,    -inf,    3e9,   -3e9,     1e19,
+                                  -1e19,        2.7,    -2.7,    0.0,   -0.0,     2147483520.,
+                                  -2147483648., 0x1p63, -0x1p63, 1e-30, 123456.75};
+  std::vector<double> v;
+  for (size_t i = 0; i < 1003; ++i) v.push_back(cycle[(i * 7) % cycle.size()]);
+  auto want = [](double x, double lowest) {
+    return x >= lowest && x < -lowest ? static_cast<double>(std::trunc(x)) : lowest;
+  };
+  for (const tg::DType from : {tg::kFloat64, tg::kFloat32}) {
+    CAPTURE(from);
+    const Tensor x = tg::tensor(v).to(from);
+    const std::vector<double> xs = x.to_vector<double>();  // the values as float32 rounded them
+    const std::vector<int32_t> i32 = x.to(tg::kInt32).to_vector<int32_t>();
+    const std::vector<int64_t> i64 = x.to(tg::kInt64).to_vector<int64_t>();
+    int64_t wrong = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      wrong += static_cast<double>(i32[i]) != want(xs[i], -0x1p31);
+      wrong += static_cast<double>(i64[i]) != want(xs[i], -0x1p63);
+    }
+    CHECK(wrong == 0);
+  }
+}
+
 TEST_CASE(
     "views and ranges: a huge step or bound neither wraps nor overflows (issue 12, defect 8)") {
   // Once [0]: e - s + step - 1 overflowed. One element, as the Python slice [0:5:huge] means.

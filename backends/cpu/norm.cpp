@@ -7,7 +7,7 @@
 #include <vector>
 
 #include <tapegrad/backends/cpu/double_sums.h>
-#include <tapegrad/backends/cpu/widest.h>
+#include <tapegrad/core/widest.h>
 #include <tapegrad/backends/shared/norm_grads.h>
 #include <tapegrad/core/copy.h>
 #include <tapegrad/core/parallel.h>
@@ -43,7 +43,7 @@ template <typename T> double products_around(const T* dy, const T* x, int64_t n,
 }
 
 // ---- group_norm: one (sample, group) at a time, its channels back to back -----------------------
-// The bodies are always inlined into run_widest's baseline and AVX2 builds (widest.h), sums
+// The bodies are always inlined into run_widest's baseline and AVX2 builds (core/widest.h), sums
 // included (sum_terms, not sum_terms_widest): a group is a few L1-resident passes, compute-bound,
 // and the baseline build converts and multiplies four floats per instruction, AVX2 eight. No FMA
 // contraction in ISO C++ mode: both builds give the same bits.
