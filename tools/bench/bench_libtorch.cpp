@@ -100,6 +100,14 @@ struct Libtorch {
   static Tensor bce_with_logits(const Tensor& x, const Tensor& target) {
     return torch::binary_cross_entropy_with_logits(x, target);
   }
+  static Tensor expand(const Tensor& x, Shape shape) { return x.expand(shape); }
+  static Tensor to_int64(const Tensor& x) { return x.to(torch::kInt64); }
+  static Tensor baddbmm(const Tensor& c, const Tensor& a, const Tensor& b) {
+    return torch::baddbmm(c, a, b);
+  }
+  static Tensor conv1d(const Tensor& x, const Tensor& w, int64_t padding) {
+    return torch::conv1d(x, w, {}, 1, padding);
+  }
   static Tensor logical_not(const Tensor& mask) { return torch::logical_not(mask); }
   static Tensor masked_fill(const Tensor& a, const Tensor& mask, double v) {
     return torch::masked_fill(a, mask, v);

@@ -101,6 +101,14 @@ struct Tapegrad {
   static Tensor bce_with_logits(const Tensor& x, const Tensor& target) {
     return tg::binary_cross_entropy_with_logits(x, target);
   }
+  static Tensor expand(const Tensor& x, Shape shape) { return x.expand(shape); }
+  static Tensor to_int64(const Tensor& x) { return x.to(tg::kInt64); }
+  static Tensor baddbmm(const Tensor& c, const Tensor& a, const Tensor& b) {
+    return tg::baddbmm(c, a, b);
+  }
+  static Tensor conv1d(const Tensor& x, const Tensor& w, int64_t padding) {
+    return tg::conv1d(x, w, {}, {1}, {padding});
+  }
   static Tensor logical_not(const Tensor& mask) { return tg::logical_not(mask); }
   static Tensor masked_fill(const Tensor& a, const Tensor& mask, double v) {
     return tg::masked_fill_scalar(a, mask, v);

@@ -2,8 +2,10 @@
 // Layer and loss ops beyond the issue-14 table that the twenty-third session's side-by-side sweep
 // found slow (docs/PERFORMANCE.md): the norms of a CNN, a global average pool, leaky_relu, a
 // concatenation along rows, one_hot, nll_loss, the logits loss of a binary classifier, a mask's
-// logical_not and masked_fill, and an elementwise op on a transposed view. Forward+backward
-// cases reset the leaves' grads to undefined each iteration and back-propagate a fixed N(0, 1) g.
+// logical_not and masked_fill, and an elementwise op on a transposed view; and from the
+// twenty-fourth session's sweep a column broadcast, an expanded row copied, a float to int64
+// conversion, baddbmm and conv1d. Forward+backward cases reset the leaves' grads to undefined
+// each iteration and back-propagate a fixed N(0, 1) g.
 #include <vector>
 
 #include "cases_common.h"
@@ -114,6 +116,56 @@ template <class L, Mask op> void with_mask(benchmark::State& state) {
   set_bytes(state, (op == Mask::logical_not ? 2 : 9) * kLargeN / 4);
 }
 
+enum class Layout { sub_column, expand_row, to_int64 };
+
+// x - x.mean(1, keepdim) with the mean made once (a column broadcast), a [1, 1024] row expanded
+// to [4096, 1024] and copied, or x.to(int64): each writes one [4096, 1024] result.
+template <class L, Layout op> void layouts(benchmark::State& state) {
+  L::seed(0);
+  const typename L::Tensor x = L::randn({4096, 1024});
+  const typename L::Tensor column = L::mean(x, 1, true), row = L::randn({1, 1024});
+  for (auto _ : state) {
+    switch (op) {
+      case Layout::sub_column: keep(x - column); break;
+      case Layout::expand_row: keep(L::contiguous(L::expand(row, {4096, 1024}))); break;
+      case Layout::to_int64: keep(L::to_int64(x)); break;
+    }
+  }
+  set_bytes(state, (op == Layout::expand_row ? 1
+                    : op == Layout::to_int64 ? 3
+                                             : 2) *
+                       kF32 * 4096 * 1024);
+}
+
+// baddbmm(c, a, b): c [32, 128, 128] + a [32, 128, 64] x b [32, 64, 128] (attention's scores).
+template <class L> void baddbmm(benchmark::State& state) {
+  L::seed(0);
+  const typename L::Tensor c = L::randn({32, 128, 128});
+  const typename L::Tensor a = L::randn({32, 128, 64}), b = L::randn({32, 64, 128});
+  for (auto _ : state) keep(L::baddbmm(c, a, b));
+}
+
+// conv1d(x [32, 64, 256], w [64, 64, 5], padding 2), forward, then forward+backward with x and
+// w requiring grad.
+template <class L, bool backward> void conv1d(benchmark::State& state) {
+  L::seed(0);
+  typename L::Tensor x = L::randn({32, 64, 256}), w = L::randn({64, 64, 5});
+  const typename L::Tensor g = L::randn({32, 64, 256});
+  if (backward) {
+    x.requires_grad_();
+    w.requires_grad_();
+  }
+  for (auto _ : state) {
+    if (!backward) {
+      keep(L::conv1d(x, w, 2));
+      continue;
+    }
+    clear_grads<L>(x, w);
+    L::conv1d(x, w, 2).backward(g);
+    keep(x.grad());
+  }
+}
+
 template <class L> std::vector<Case> cases() {
   return {
       {"group_norm_fwd_bwd_32x64x28x28_g8_f32", norm_fwd_bwd<L, Norm::group>, kMs},
@@ -127,6 +179,12 @@ template <class L> std::vector<Case> cases() {
       {"bce_with_logits_1<<22_f32", bce_with_logits<L>, kMs},
       {"logical_not_1<<22", with_mask<L, Mask::logical_not>, kMs},
       {"masked_fill_random_mask_1<<22_f32", with_mask<L, Mask::masked_fill>, kMs},
+      {"sub_column_4096x1024_4096x1_f32", layouts<L, Layout::sub_column>, kMs},
+      {"expand_row_contiguous_4096x1024_f32", layouts<L, Layout::expand_row>, kMs},
+      {"to_int64_4096x1024_f32", layouts<L, Layout::to_int64>, kMs},
+      {"baddbmm_32x128x64x128_f32", baddbmm<L>, kMs},
+      {"conv1d_fwd_32x64x256_k5_f32", conv1d<L, false>, kMs},
+      {"conv1d_fwd_bwd_32x64x256_k5_f32", conv1d<L, true>, kMs},
   };
 }
 
