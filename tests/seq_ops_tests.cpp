@@ -3,7 +3,9 @@
 // masks that leave a query nothing to attend to. Expected values come from PyTorch 1.13.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <limits>
 #include <string>
 #include <vector>
@@ -154,6 +156,62 @@ TEST_CASE("baddbmm: one BLAS call with C preset to self equals alpha * bmm + bet
     }
   }
   set_num_threads(before);
+}
+
+TEST_CASE("sort: whole rows (the radix sort) in the comparison sort's stable order") {
+  // Rows of 64 values and more take the radix sort: against std::stable_sort with sort's order
+  // (nan above every number, -0.0 tied with 0.0, ties by index), ascending and descending,
+  // along the last dim and along dim 0 (strided rows), float32/float64/int32/int64.
+  const double nan = std::numeric_limits<double>::quiet_NaN(),
+               inf = std::numeric_limits<double>::infinity();
+  const double specials[] = {nan, -nan, inf, -inf, 0.0, -0.0, 1e-310, -1e-310, 3.5, -3.5, 1e30};
+  const int64_t rows = 3, n = 301;
+  std::vector<double> v;
+  for (int64_t i = 0; i < rows * n; ++i)
+    v.push_back(i % 5 == 0 ? specials[(i / 5) % 11] : static_cast<double>((i * 37) % 23) - 11);
+  for (const DType dtype : {kFloat32, kFloat64, kInt32, kInt64}) {
+    const bool floating = dtype == kFloat32 || dtype == kFloat64;
+    std::vector<double> values = v;
+    if (!floating)  // integers: the extremes instead of the specials
+      for (size_t i = 0; i < values.size(); i += 5)
+        values[i] = (i / 5) % 2 ? (dtype == kInt32 ? -2147483648.0 : -9223372036854775808.0)
+                                : (dtype == kInt32 ? 2147483647.0 : 123456789012.0);
+    const Tensor x = tensor(values, {rows, n}).to(dtype);
+    const std::vector<double> xs = x.to_vector<double>();
+    for (const bool descending : {false, true}) {
+      for (const int64_t dim : {int64_t{1}, int64_t{0}}) {
+        CAPTURE(dtype);
+        CAPTURE(descending);
+        CAPTURE(dim);
+        const Tensor input = dim == 1 ? x : x.t().contiguous().t();  // dim 0 of a [n, rows] view
+        const auto [sorted, indices] = sort(dim == 1 ? input : input.t(), dim, descending);
+        const std::vector<double> got = sorted.to_vector<double>();
+        const std::vector<int64_t> got_index = indices.to_vector<int64_t>();
+        int64_t wrong = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+          auto at = [&](int64_t j) { return xs[static_cast<size_t>(r * n + j)]; };
+          // (is nan, value) ascending, or its mirror descending; -0.0 == 0.0 and nan == nan tie.
+          auto order = [&](int64_t a, int64_t b) {
+            const double va = at(a), vb = at(b);
+            const bool na = std::isnan(va), nb = std::isnan(vb);
+            if (na != nb) return descending ? na : nb;
+            return !na && (descending ? va > vb : va < vb);
+          };
+          std::vector<int64_t> want(static_cast<size_t>(n));
+          std::iota(want.begin(), want.end(), int64_t{0});
+          std::stable_sort(want.begin(), want.end(), order);
+          for (int64_t j = 0; j < n; ++j) {
+            const size_t o =
+                dim == 1 ? static_cast<size_t>(r * n + j) : static_cast<size_t>(j * rows + r);
+            wrong += got_index[o] != want[static_cast<size_t>(j)];
+            const double w = at(want[static_cast<size_t>(j)]);
+            wrong += !(got[o] == w || (std::isnan(got[o]) && std::isnan(w)));
+          }
+        }
+        CHECK(wrong == 0);
+      }
+    }
+  }
 }
 
 TEST_CASE("cumsum: int32 sums to int64 and float32 sums are accumulated in double") {

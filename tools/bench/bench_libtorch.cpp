@@ -74,6 +74,9 @@ struct Libtorch {
   static Tensor topk_values(const Tensor& x, int64_t k, int64_t dim) {
     return std::get<0>(torch::topk(x, k, dim));
   }
+  static Tensor sort_values(const Tensor& x, int64_t dim) {
+    return std::get<0>(torch::sort(x, dim));
+  }
   static Tensor gt(const Tensor& a, const Tensor& b) { return torch::gt(a, b); }
   static Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
     return torch::where(c, a, b);

@@ -75,6 +75,7 @@ struct Tapegrad {
   static Tensor topk_values(const Tensor& x, int64_t k, int64_t dim) {
     return std::get<0>(tg::topk(x, k, dim));
   }
+  static Tensor sort_values(const Tensor& x, int64_t dim) { return std::get<0>(tg::sort(x, dim)); }
   static Tensor gt(const Tensor& a, const Tensor& b) { return tg::gt(a, b); }
   static Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
     return tg::where(c, a, b);

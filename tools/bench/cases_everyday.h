@@ -1,7 +1,8 @@
 #pragma once
 // Everyday ops beyond the issue-14 table, found slow by a side-by-side sweep (twenty-second
 // session, docs/PERFORMANCE.md): a running sum along rows, max with indices, a product, topk, a
-// select by mask, and the permuted copy of attention's head split. Each reads a [4096, 1024]
+// select by mask, and the permuted copy of attention's head split; and a full sort along rows
+// (twenty-fourth session). Each reads a [4096, 1024]
 // float32 tensor (or 1<<22 values, or attention's [32, 128, 12, 64]) once.
 #include <vector>
 
@@ -11,7 +12,7 @@ namespace tg_bench::everyday {
 
 inline constexpr int64_t kRows = 4096, kCols = 1024;
 
-enum class Row { cumsum, max_with_index, prod, topk8 };
+enum class Row { cumsum, max_with_index, prod, topk8, sort };
 
 template <class L, Row op> void along_rows(benchmark::State& state) {
   L::seed(0);
@@ -22,6 +23,7 @@ template <class L, Row op> void along_rows(benchmark::State& state) {
       case Row::max_with_index: keep(L::max_index(x, 1)); break;
       case Row::prod: keep(L::prod(x, 1)); break;
       case Row::topk8: keep(L::topk_values(x, 8, 1)); break;
+      case Row::sort: keep(L::sort_values(x, 1)); break;
     }
   }
   set_bytes(state, kF32 * kRows * kCols);
@@ -51,6 +53,7 @@ template <class L> std::vector<Case> cases() {
       {"max_with_indices_dim1_4096x1024_f32", along_rows<L, Row::max_with_index>, kMs},
       {"prod_dim1_4096x1024_f32", along_rows<L, Row::prod>, kMs},
       {"topk8_dim1_4096x1024_f32", along_rows<L, Row::topk8>, kMs},
+      {"sort_dim1_4096x1024_f32", along_rows<L, Row::sort>, kMs},
       {"where_random_mask_1<<22_f32", where_random_mask<L>, kMs},
       {"permute_0213_contiguous_32x128x12x64_f32", permute_heads<L>, kMs},
   };
