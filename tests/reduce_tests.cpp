@@ -351,6 +351,36 @@ TEST_CASE("prod: full, per dim, keepdim, integer inputs") {
   CHECK(tg::prod(tg::zeros({0})).item<double>() == 1);
 }
 
+TEST_CASE("prod over a leading dim: the column loop equals each column's product in order") {
+  // [37, 1003] float32 (vector lanes and a tail; one row block, at 1 and 2 threads): each
+  // column's float32 values multiplied in double in row order, then rounded, with a nan, an inf
+  // and a zero in some columns.
+  const int64_t rows = 37, cols = 1003;
+  std::vector<float> v;
+  for (int64_t i = 0; i < rows * cols; ++i)
+    v.push_back(0.5f + static_cast<float>((i * 13) % 17) / 16);
+  v[5] = std::nanf("");
+  v[cols + 6] = std::numeric_limits<float>::infinity();
+  v[2 * cols + 7] = 0;
+  const tg::Tensor x = tg::tensor(v, {rows, cols});
+  const int before = tg::get_num_threads();
+  for (const int threads : {1, 2}) {
+    tg::set_num_threads(threads);
+    const std::vector<float> got = tg::prod(x, 0).to_vector<float>();
+    int64_t wrong = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      double want = 1;
+      for (int64_t r = 0; r < rows; ++r)
+        want *= static_cast<double>(v[static_cast<size_t>(r * cols + j)]);
+      const float w = static_cast<float>(want);
+      wrong += !(got[static_cast<size_t>(j)] == w ||
+                 (std::isnan(w) && std::isnan(got[static_cast<size_t>(j)])));
+    }
+    CHECK(wrong == 0);
+  }
+  tg::set_num_threads(before);
+}
+
 TEST_CASE("amax / amin: values, keepdim, bool, NaN") {
   tg::Tensor x = tg::tensor({{1., 5., 2.}, {7., -1., 7.}});
   CHECK(tg::amax(x).item<double>() == 7);
