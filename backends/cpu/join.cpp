@@ -3,6 +3,7 @@
 // dispatch (ops/checks/join.cpp).
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <tapegrad/backends/shared/join.h>
@@ -54,15 +55,18 @@ struct Piece {
 };
 
 // Whether the result is written with streaming stores: by its size and the bytes of its distinct
-// inputs (a tensor joined with itself is read once from the cache).
+// inputs (a tensor joined with itself is read once from the cache; same start and size count
+// once).
 bool stream_join(const Tensor& out, const std::vector<Piece>& pieces) {
   const int64_t item = static_cast<int64_t>(itemsize(out.dtype()));
-  std::vector<const void*> seen;
+  std::vector<std::pair<const void*, int64_t>> seen;
   int64_t read_bytes = 0;
   for (const Piece& p : pieces) {
-    if (std::find(seen.begin(), seen.end(), p.input->data_ptr()) != seen.end()) continue;
-    seen.push_back(p.input->data_ptr());
-    read_bytes += p.input->numel() * static_cast<int64_t>(itemsize(p.input->dtype()));
+    const int64_t bytes = p.input->numel() * static_cast<int64_t>(itemsize(p.input->dtype()));
+    const std::pair<const void*, int64_t> key{p.input->data_ptr(), bytes};
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    read_bytes += bytes;
   }
   return streaming_stores_for(out.numel() * item, read_bytes);
 }
