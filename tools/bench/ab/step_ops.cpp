@@ -1,7 +1,7 @@
 // The steps ab_two_builds.cpp times: run_steps(n) runs the op named by STEP_OP n times on
 // inputs made once (STEP_THREADS pool threads). Compiled once per library build (ab.sh). The
 // ops: tiny cumsum max prod topk sum_dim1 where cat1 logical_not masked_fill bce global_avg_pool
-// leaky_relu_fwd_bwd permute group_norm_fwd_bwd one_hot nll_loss_fwd_bwd.
+// leaky_relu_fwd_bwd permute group_norm_fwd_bwd one_hot nll_loss_fwd_bwd sum_large.
 #include <tapegrad/tapegrad.h>
 
 #include <cstdlib>
@@ -18,6 +18,7 @@ struct Inputs {
   tg::Tensor part = tg::randn({512, 1024});         // cat's inputs
   tg::Tensor images = tg::randn({32, 64, 28, 28});  // a CNN's feature maps
   tg::Tensor probs = tg::rand({1 << 22});           // targets in [0, 1)
+  tg::Tensor large = tg::randn({1 << 24});          // sum_large: beyond the L3
   tg::Tensor channel = tg::randn({64});             // the images' per-channel weight
   tg::Tensor ids = tg::randint(0, 512, {4096});     // class ids
   tg::Tensor logp = tg::randn({512, 1000}), target = tg::randint(0, 1000, {512});
@@ -78,6 +79,7 @@ double one(const std::string& op) {
     tg::nll_loss(x, in.target).backward();
     return x.grad().data<float>()[3];
   }
+  if (op == "sum_large") return tg::sum(in.large).item<float>();
   if (op == "permute") return tg::permute(in.heads, {0, 2, 1, 3}).contiguous().data<float>()[3];
   std::abort();
 }
