@@ -142,7 +142,10 @@ TEST_CASE("baddbmm: one BLAS call with C preset to self equals alpha * bmm + bet
         const Tensor b1 = small_ints({9, 4, 3}, 3, dtype).transpose(1, 2);
         const Tensor b2 = small_ints({9, 4, 5}, 5, dtype);
         const bool floating = dtype != kInt32;
-        for (const auto& [beta, alpha] : {std::pair{1.0, 1.0}, {0.5, -2.0}, {0.0, 3.0}}) {
+        for (const std::pair<double, double>& factors :
+             {std::pair{1.0, 1.0}, {0.5, -2.0}, {0.0, 3.0}}) {
+          // Named copies, not a structured binding: clang 14 cannot capture those (CAPTURE).
+          const double beta = factors.first, alpha = factors.second;
           if (!floating && beta == 0.5) continue;  // integer factors only
           CAPTURE(beta);
           const Tensor want = bmm(b1, b2).to(kFloat64) * alpha + self.to(kFloat64) * beta;

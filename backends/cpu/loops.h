@@ -360,7 +360,7 @@ void strided_loop(const Tensor& out, const Fn& fn, bool in_place, vec::Stores st
         static_assert((... && (sizeof(In) <= sizeof(double))));
         // Raw bytes, not std::array in a std::tuple: a tuple zeroes its members, a memset per
         // block that took most of the time.
-        alignas(64) unsigned char spread[N][kWalkBlock * sizeof(double)];
+        alignas(64) unsigned char spread[sizeof...(In)][kWalkBlock * sizeof(double)];
         for (int64_t j0 = 0; j0 < count; j0 += kWalkBlock) {
           const int64_t len = std::min(count - j0, kWalkBlock);
           const auto spread_if_step0 = [len, j0](const auto* at, int64_t step_k,
