@@ -322,6 +322,12 @@ __attribute__((target("avx2"))) void copy_bytes_avx2(char* dst, const char* src,
 }  // namespace
 
 void copy_bytes(char* dst, const char* src, size_t n, bool stream) {
+  // Short cached copies straight to memcpy, before the CPU check: a permuted tensor's
+  // contiguous() calls this once per row of 256 bytes.
+  if (!stream && n < 4096) {
+    std::memcpy(dst, src, n);
+    return;
+  }
 #if defined(__x86_64__) && defined(__GNUC__)
   if (cpu_has_avx2() && n >= (stream ? 128 : 4096))
     return stream ? copy_bytes_avx2<true>(dst, src, n) : copy_bytes_avx2<false>(dst, src, n);
@@ -350,13 +356,8 @@ void copy_contiguous_rows(const TensorBase& dst, const TensorBase& src, const Sh
   parallel_for(0, n, kElementwiseGrain, [&](int64_t b, int64_t e) {
     for_each_run(dst.shape(), dst.strides(), src_strides, b, e,
                  [&](int64_t od, int64_t os, int64_t len) {
-                   const auto bytes = static_cast<size_t>(len * item);
-                   // Short cached rows straight to memcpy: copy_bytes would call it anyway, after
-                   // a call of its own and one to cpu_has_avx2 per row.
-                   if (!stream && bytes < 4096)
-                     std::memcpy(d + od * item, s + os * item, bytes);
-                   else
-                     copy_bytes(d + od * item, s + os * item, bytes, stream);
+                   copy_bytes(d + od * item, s + os * item, static_cast<size_t>(len * item),
+                              stream);
                  });
     if (stream) stream_fence();
   });

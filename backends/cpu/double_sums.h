@@ -4,7 +4,7 @@
 // add's latency per term; with 8 the baseline (SSE2) build keeps four vector adds in flight.
 #include <cstdint>
 
-#include <tapegrad/core/cpu_features.h>
+#include <tapegrad/core/widest.h>
 
 namespace tg::cpu {
 
@@ -25,23 +25,12 @@ template <typename Term> __attribute__((always_inline)) inline double sum_terms(
   return acc[0];
 }
 
-// sum_terms also built for AVX2, picked at run time: a term that widens float32 to double does
-// four values per instruction there, two in the baseline build. The same additions in the same
-// order, so the same bits (no FMA: ISO C++ mode does not contract). term must be always inlined
-// (a functor or lambda marked so) for the AVX2 copy to be vector code. Not target_clones: its
-// load-time resolver runs before ThreadSanitizer's runtime starts.
-#if defined(__x86_64__) && defined(__GNUC__)
-template <typename Term> __attribute__((target("avx2"))) double sum_terms_avx2(const Term& term,
-                                                                               int64_t begin,
-                                                                               int64_t end) {
-  return sum_terms(term, begin, end);
-}
-#endif
+// sum_terms in run_widest's AVX2 build where the CPU has it (core/widest.h): a term that widens
+// float32 to double does four values per instruction there, two in the baseline build. The same
+// additions in the same order, so the same bits (no FMA: ISO C++ mode does not contract). term
+// must be always inlined (a functor or lambda marked so) for the AVX2 copy to be vector code.
 template <typename Term> double sum_terms_widest(const Term& term, int64_t begin, int64_t end) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (cpu_has_avx2()) return sum_terms_avx2(term, begin, end);
-#endif
-  return sum_terms(term, begin, end);
+  return run_widest([&]() __attribute__((always_inline)) { return sum_terms(term, begin, end); });
 }
 
 }  // namespace tg::cpu
