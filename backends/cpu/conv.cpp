@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <tapegrad/backends/cpu/conv_direct.h>
 #include <tapegrad/backends/cpu/conv_winograd.h>
 #include <tapegrad/backends/cpu/serial_blas.h>
 #include <tapegrad/core/conv_geometry.h>
@@ -269,6 +270,27 @@ template <typename T> struct ConvBlas {
     SerialBlas serial(get_num_threads() > 1 && tasks > 1);
     parallel_for(0, tasks, 1, task);
   }
+  // gemm<T>, its output columns in fixed blocks across the pool when `split` (a pass that runs
+  // as one task), OpenBLAS single-threaded meanwhile: its own threading splits the product by
+  // the thread count, and its edge kernels round differently, so a single image's conv changed
+  // in its last bits between 1 and 2 threads. Blocks fixed by the shape give the same bits.
+  static void gemm_columns(bool split, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
+                           const T* A, int64_t lda, const T* B, int64_t ldb, T beta, T* C,
+                           int64_t ldc) {
+    constexpr int64_t kBlock = 512;
+    if (!split || N <= kBlock) {
+      SerialBlas serial(split && get_num_threads() > 1);
+      gemm<T>(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+      return;
+    }
+    SerialBlas serial(get_num_threads() > 1);
+    parallel_for(0, (N + kBlock - 1) / kBlock, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t b = lo; b < hi; ++b) {
+        const int64_t j0 = b * kBlock, n = std::min(kBlock, N - j0);
+        gemm<T>(ta, tb, M, n, K, A, lda, tb ? B + j0 * ldb : B + j0, ldb, beta, C + j0, ldc);
+      }
+    });
+  }
   ConvGeometry chunk_geometry(int64_t c) const {
     ConvGeometry sub = g;
     sub.n = std::min(chunk, g.n - c * chunk);
@@ -297,8 +319,8 @@ template <typename T> struct ConvBlas {
           for (int64_t o = 0; o < g.oc; ++o) std::fill(yc + o * L, yc + (o + 1) * L, bias[o]);
         const T beta = direct && bias ? T(1) : T(0);
         for (int64_t gi = 0; gi < g.groups; ++gi)
-          gemm<T>(false, false, ocg, NL, K, w + gi * ocg * K, K, buf.cols.get() + gi * K * NL, NL,
-                  beta, out + gi * ocg * NL, NL);
+          gemm_columns(chunks == 1, false, false, ocg, NL, K, w + gi * ocg * K, K,
+                       buf.cols.get() + gi * K * NL, NL, beta, out + gi * ocg * NL, NL);
         if (!direct) from_channel_major(out, bias, sub, yc);
       }
     });
@@ -311,8 +333,8 @@ template <typename T> struct ConvBlas {
         const int64_t n0 = c * chunk, NL = sub.n * L;
         const T* gym = channel_major_chunk(gy + n0 * g.oc * L, sub, buf.out.get());
         for (int64_t gi = 0; gi < g.groups; ++gi)
-          gemm<T>(true, false, K, NL, ocg, w + gi * ocg * K, K, gym + gi * ocg * NL, NL, T(0),
-                  buf.cols.get() + gi * K * NL, NL);
+          gemm_columns(chunks == 1, true, false, K, NL, ocg, w + gi * ocg * K, K,
+                       gym + gi * ocg * NL, NL, T(0), buf.cols.get() + gi * K * NL, NL);
         col2im(buf.cols.get(), sub, gx + n0 * in_plane);
       }
     });
@@ -340,8 +362,9 @@ template <typename T> struct ConvBlas {
           im2col(x + n0 * in_plane, sub, buf.cols.get());
           const T* gym = channel_major_chunk(gy + n0 * g.oc * L, sub, buf.out.get());
           for (int64_t gi = 0; gi < g.groups; ++gi)
-            gemm<T>(false, true, ocg, K, NL, gym + gi * ocg * NL, NL, buf.cols.get() + gi * K * NL,
-                    NL, T(c == c_lo ? 0 : 1), dst + gi * ocg * K, K);
+            gemm_columns(parts == 1, false, true, ocg, K, NL, gym + gi * ocg * NL, NL,
+                         buf.cols.get() + gi * K * NL, NL, T(c == c_lo ? 0 : 1), dst + gi * ocg * K,
+                         K);
         }
       }
     });
@@ -360,6 +383,13 @@ Tensor conv_forward(const Tensor& self, const Tensor& weight, const Tensor& bias
                     const ConvGeometry& g) {
   Tensor y = empty(g.output_shape(), self.dtype(), self.device());
   if (y.numel() == 0) return y;
+  if (self.dtype() == kFloat32 && direct::fits(g)) {
+    const Tensor x = self.contiguous(), w = weight.contiguous();
+    const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
+    direct::forward(x.data<float>(), w.data<float>(), b.defined() ? b.data<float>() : nullptr, g,
+                    y.data<float>());
+    return y;
+  }
   if (self.dtype() == kFloat32 && winograd::fits(g)) {
     const Tensor x = self.contiguous(), w = weight.contiguous();
     const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
@@ -414,6 +444,11 @@ Tensor conv_backward_input(const Tensor& grad_output, const Tensor& weight, IntA
   if (gx.numel() == 0) return gx;
   if (grad_output.numel() == 0) {  // no output channels: the input had no influence
     fill_data(gx, 0);
+    return gx;
+  }
+  if (gx.dtype() == kFloat32 && direct::fits(g)) {
+    const Tensor gy = grad_output.contiguous(), w = weight.contiguous();
+    direct::backward_input(gy.data<float>(), w.data<float>(), g, gx.data<float>());
     return gx;
   }
   if (gx.dtype() == kFloat32 && winograd::fits(g)) {

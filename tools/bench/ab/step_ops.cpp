@@ -1,12 +1,15 @@
 // The steps ab_two_builds.cpp times: run_steps(n) runs the op named by STEP_OP n times on
 // inputs made once (STEP_THREADS pool threads). Compiled once per library build (ab.sh). The
 // ops: tiny cumsum max prod topk sum_dim1 where cat1 logical_not masked_fill bce global_avg_pool
-// leaky_relu_fwd_bwd permute group_norm_fwd_bwd one_hot nll_loss_fwd_bwd sum_large.
+// leaky_relu_fwd_bwd permute group_norm_fwd_bwd one_hot nll_loss_fwd_bwd sum_large conv1d
+// conv1d_fwd_bwd conv1d_grad_input; the conv1d ops take their shape from STEP_CONV="N,C,W,OC,K,PAD"
+// (default 32,64,256,64,5,2).
 #include <tapegrad/tapegrad.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -22,6 +25,21 @@ struct Inputs {
   tg::Tensor channel = tg::randn({64});             // the images' per-channel weight
   tg::Tensor ids = tg::randint(0, 512, {4096});     // class ids
   tg::Tensor logp = tg::randn({512, 1000}), target = tg::randint(0, 1000, {512});
+  std::vector<int64_t> conv = conv_shape();  // N, C, W, OC, K, PAD
+  tg::Tensor signal = tg::randn({conv[0], conv[1], conv[2]});
+  tg::Tensor filter = tg::randn({conv[3], conv[1], conv[4]});
+  tg::Tensor signal_grad = tg::randn({conv[0], conv[3], conv[2] + 2 * conv[5] - conv[4] + 1});
+
+  static std::vector<int64_t> conv_shape() {
+    std::vector<int64_t> v = {32, 64, 256, 64, 5, 2};
+    if (const char* s = std::getenv("STEP_CONV"))
+      for (size_t i = 0; i < v.size() && *s; ++i) {
+        char* end;
+        v[i] = std::strtoll(s, &end, 10);
+        s = *end ? end + 1 : end;
+      }
+    return v;
+  }
 };
 
 Inputs& inputs() {
@@ -78,6 +96,18 @@ double one(const std::string& op) {
     x.requires_grad_();
     tg::nll_loss(x, in.target).backward();
     return x.grad().data<float>()[3];
+  }
+  const int64_t pad = in.conv[5];
+  if (op == "conv1d") return tg::conv1d(in.signal, in.filter, {}, {1}, {pad}).data<float>()[3];
+  if (op == "conv1d_grad_input")
+    return tg::conv_backward_input(in.signal_grad, in.filter, in.signal.shape(), {1}, {pad})
+        .data<float>()[3];
+  if (op == "conv1d_fwd_bwd") {
+    tg::Tensor x = in.signal.detach(), w = in.filter.detach();
+    x.requires_grad_();
+    w.requires_grad_();
+    tg::conv1d(x, w, {}, {1}, {pad}).backward(in.signal_grad);
+    return x.grad().data<float>()[3] + w.grad().data<float>()[3];
   }
   if (op == "sum_large") return tg::sum(in.large).item<float>();
   if (op == "permute") return tg::permute(in.heads, {0, 2, 1, 3}).contiguous().data<float>()[3];
