@@ -131,31 +131,37 @@ void run(const Kernels& k, const RowConv& p, const float* packed, const float* b
 }
 
 // Whether rows of this length fill their tiles to within 1/8: on rows of 20 and 24 positions
-// (tiles of 32) the kernel took 1.30x and 1.08x the time of im2col + GEMM; 32 and longer won.
+// (tiles of 32) the kernel lost to im2col + GEMM, from 32 on it won (docs/PERFORMANCE.md).
 bool fills_tiles(int64_t len, int64_t cols) { return round_up(len, cols) * 7 <= len * 8; }
+
+// The conv as rows, each (image, row) of a conv2d a 1-d conv of its own. The input gradient's
+// conv runs from the output gradient's channels to the input's, with w's taps reversed:
+// gx[c][i] = sum over o, j of w[o][c][j] gy[o][i + pad - j * dilation], i.e. with j' = k - 1 - j
+// a conv of gy padded on the left by (k - 1) * dilation - pad (negative: gy read from further in).
+RowConv row_conv(const ConvGeometry& g, bool input_gradient) {
+  const int64_t cg = g.c / g.groups, ocg = g.oc / g.groups;
+  if (!input_gradient) return {g.n, g.groups, cg, ocg, g.kw, g.dw, g.pw, g.h, g.w, g.ow};
+  return {g.n, g.groups, ocg, cg, g.kw, g.dw, (g.kw - 1) * g.dw - g.pw, g.h, g.ow, g.w};
+}
 
 }  // namespace
 
+// 1-tap kernels stay with GEMM: their im2col is a plain copy, and the kernel only matched
+// OpenBLAS there; what it saves grows with the taps (docs/PERFORMANCE.md).
 bool fits(const ConvGeometry& g) {
   const Kernels* k = best_kernels();
-  return k != nullptr && g.kh == 1 && g.ph == 0 && g.sh == 1 && g.sw == 1 && g.n > 0 && g.c > 0 &&
-         g.oc > 0 && g.h > 0 && fills_tiles(g.ow, k->cols) && fills_tiles(g.w, k->cols);
+  return k != nullptr && g.kh == 1 && g.kw > 1 && g.ph == 0 && g.sh == 1 && g.sw == 1 && g.n > 0 &&
+         g.c > 0 && g.oc > 0 && g.h > 0 && fills_tiles(g.w, k->cols) && fills_tiles(g.ow, k->cols);
 }
 
 void forward(const float* x, const float* w, const float* bias, const ConvGeometry& g, float* y) {
-  const int64_t cg = g.c / g.groups, ocg = g.oc / g.groups;
-  const std::vector<float> packed = pack(w, g.groups, cg, ocg, g.kw, false);
-  const RowConv p{g.n, g.groups, cg, ocg, g.kw, g.dw, g.pw, g.h, g.w, g.ow};
-  run(*best_kernels(), p, packed.data(), bias, x, y);
+  const std::vector<float> packed = pack(w, g.groups, g.c / g.groups, g.oc / g.groups, g.kw, false);
+  run(*best_kernels(), row_conv(g, false), packed.data(), bias, x, y);
 }
 
-// gx[c][i] = sum over o, j of w[o][c][j] gy[o][i + pad - j * dilation]: with j' = k - 1 - j, a
-// conv of gy padded on the left by (k - 1) * dilation - pad (negative: gy read from further in).
 void backward_input(const float* gy, const float* w, const ConvGeometry& g, float* gx) {
-  const int64_t cg = g.c / g.groups, ocg = g.oc / g.groups;
-  const std::vector<float> packed = pack(w, g.groups, ocg, cg, g.kw, true);
-  const RowConv p{g.n, g.groups, ocg, cg, g.kw, g.dw, (g.kw - 1) * g.dw - g.pw, g.h, g.ow, g.w};
-  run(*best_kernels(), p, packed.data(), nullptr, gy, gx);
+  const std::vector<float> packed = pack(w, g.groups, g.oc / g.groups, g.c / g.groups, g.kw, true);
+  run(*best_kernels(), row_conv(g, true), packed.data(), nullptr, gy, gx);
 }
 
 }  // namespace tg::cpu::direct

@@ -2,8 +2,9 @@
 // inputs made once (STEP_THREADS pool threads). Compiled once per library build (ab.sh). The
 // ops: tiny cumsum max prod topk sum_dim1 where cat1 logical_not masked_fill bce global_avg_pool
 // leaky_relu_fwd_bwd permute group_norm_fwd_bwd one_hot nll_loss_fwd_bwd sum_large conv1d
-// conv1d_fwd_bwd conv1d_grad_input; the conv1d ops take their shape from STEP_CONV="N,C,W,OC,K,PAD"
-// (default 32,64,256,64,5,2).
+// conv1d_fwd_bwd conv1d_grad_input conv2d_1xk conv2d_1xk_grad_input; the conv1d ops take their
+// shape from STEP_CONV="N,C,W,OC,K,PAD" (default 32,64,256,64,5,2), the 1 x k conv2d ones theirs
+// from STEP_CONV2D="N,C,H,W,OC,K,PAD" (default 32,64,28,28,128,1,0).
 #include <tapegrad/tapegrad.h>
 
 #include <cstdlib>
@@ -25,14 +26,19 @@ struct Inputs {
   tg::Tensor channel = tg::randn({64});             // the images' per-channel weight
   tg::Tensor ids = tg::randint(0, 512, {4096});     // class ids
   tg::Tensor logp = tg::randn({512, 1000}), target = tg::randint(0, 1000, {512});
-  std::vector<int64_t> conv = conv_shape();  // N, C, W, OC, K, PAD
+  std::vector<int64_t> conv = sizes("STEP_CONV", {32, 64, 256, 64, 5, 2});  // N, C, W, OC, K, PAD
+  // N, C, H, W, OC, K, PAD of a conv2d with a 1 x K kernel and padding (0, PAD)
+  std::vector<int64_t> conv2 = sizes("STEP_CONV2D", {32, 64, 28, 28, 128, 1, 0});
+  tg::Tensor maps = tg::randn({conv2[0], conv2[1], conv2[2], conv2[3]});
+  tg::Tensor row_filter = tg::randn({conv2[4], conv2[1], 1, conv2[5]});
+  tg::Tensor maps_grad =
+      tg::randn({conv2[0], conv2[4], conv2[2], conv2[3] + 2 * conv2[6] - conv2[5] + 1});
   tg::Tensor signal = tg::randn({conv[0], conv[1], conv[2]});
   tg::Tensor filter = tg::randn({conv[3], conv[1], conv[4]});
   tg::Tensor signal_grad = tg::randn({conv[0], conv[3], conv[2] + 2 * conv[5] - conv[4] + 1});
 
-  static std::vector<int64_t> conv_shape() {
-    std::vector<int64_t> v = {32, 64, 256, 64, 5, 2};
-    if (const char* s = std::getenv("STEP_CONV"))
+  static std::vector<int64_t> sizes(const char* variable, std::vector<int64_t> v) {
+    if (const char* s = std::getenv(variable))
       for (size_t i = 0; i < v.size() && *s; ++i) {
         char* end;
         v[i] = std::strtoll(s, &end, 10);
@@ -101,6 +107,11 @@ double one(const std::string& op) {
   if (op == "conv1d") return tg::conv1d(in.signal, in.filter, {}, {1}, {pad}).data<float>()[3];
   if (op == "conv1d_grad_input")
     return tg::conv_backward_input(in.signal_grad, in.filter, in.signal.shape(), {1}, {pad})
+        .data<float>()[3];
+  const std::vector<int64_t> pad2 = {0, in.conv2[6]};
+  if (op == "conv2d_1xk") return tg::conv2d(in.maps, in.row_filter, {}, {1}, pad2).data<float>()[3];
+  if (op == "conv2d_1xk_grad_input")
+    return tg::conv_backward_input(in.maps_grad, in.row_filter, in.maps.shape(), {1, 1}, pad2)
         .data<float>()[3];
   if (op == "conv1d_fwd_bwd") {
     tg::Tensor x = in.signal.detach(), w = in.filter.detach();
