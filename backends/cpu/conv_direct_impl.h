@@ -32,7 +32,7 @@ template <int W, int NV> struct Tiles {
     constexpr int kTile = V * W;
     Vec acc[R][V];
     float* y = p.y + o0 * p.y_row + l0;
-#pragma GCC unroll 16
+#pragma GCC unroll 32
     for (int r = 0; r < R; ++r) {
       if (c0 > 0) {  // a later pass: the sums so far, exactly as the last pass left them
         float part[kTile] = {};
@@ -41,12 +41,12 @@ template <int W, int NV> struct Tiles {
           for (int64_t l = 0; l < cols; ++l) part[l] = from[l];
           from = part;
         }
-#pragma GCC unroll 16
+#pragma GCC unroll 32
         for (int v = 0; v < V; ++v) acc[r][v] = load(from + v * W);
         continue;
       }
       const float init = p.bias ? p.bias[o0 + r] : 0.0f;
-#pragma GCC unroll 16
+#pragma GCC unroll 32
       for (int v = 0; v < V; ++v) acc[r][v] = Vec{} + init;
     }
     const float* wp = packed + c0 * p.taps * kRows;
@@ -55,24 +55,24 @@ template <int W, int NV> struct Tiles {
       for (int64_t j = 0; j < p.taps; ++j, wp += kRows) {
         const float* xj = xr + j * p.dilation;
         Vec xv[V];
-#pragma GCC unroll 16
+#pragma GCC unroll 32
         for (int v = 0; v < V; ++v) xv[v] = load(xj + v * W);
-#pragma GCC unroll 16
+#pragma GCC unroll 32
         for (int r = 0; r < R; ++r) {
           const Vec b = wp[r] - Vec{};  // a broadcast (0 + w would round -0 to +0 first)
-#pragma GCC unroll 16
+#pragma GCC unroll 32
           for (int v = 0; v < V; ++v) acc[r][v] += b * xv[v];
         }
       }
     }
     for (int r = 0; r < R; ++r, y += p.y_row) {
       if (cols == kTile) {
-#pragma GCC unroll 16
+#pragma GCC unroll 32
         for (int v = 0; v < V; ++v) store(y + v * W, acc[r][v]);
         continue;
       }
       float last[kTile];  // the row's tail: only its first `cols` positions are outputs
-#pragma GCC unroll 16
+#pragma GCC unroll 32
       for (int v = 0; v < V; ++v) store(last + v * W, acc[r][v]);
       for (int64_t l = 0; l < cols; ++l) y[l] = last[l];
     }
