@@ -6,7 +6,7 @@
 // (but fill them to within 1/8, as the kernels require: the 16-position case fills only AVX2's,
 // the last two run on GEMM), channel counts that split a row into several staged chunks, padding
 // wider than the kernel's reach (the input gradient's padding is then negative), dilation,
-// groups and rows of a conv2d.
+// groups and rows of a conv2d; depthwise convs, whose weight gradient has a loop of its own.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -29,7 +29,8 @@ std::vector<double> wave(int64_t count, double a, double b) {
 struct RowCase {
   int64_t n, c, h, w, oc, k, pad, dilation, groups;
   bool conv2d, bias;
-  int64_t ow() const { return w + 2 * pad - (k - 1) * dilation; }
+  int64_t stride = 1;  // > 1: the GEMM path, but the depthwise weight gradient's loop
+  int64_t ow() const { return (w + 2 * pad - (k - 1) * dilation - 1) / stride + 1; }
   int64_t cg() const { return c / groups; }
   Shape x_shape() const { return conv2d ? Shape{n, c, h, w} : Shape{n, c, w}; }
   Shape w_shape() const { return conv2d ? Shape{oc, cg(), 1, k} : Shape{oc, cg(), k}; }
@@ -57,7 +58,7 @@ Reference reference(const RowCase& c, const std::vector<double>& x, const std::v
           double s = c.bias ? b[static_cast<size_t>(o)] : 0.0, s_abs = std::abs(s);
           for (int64_t ci = 0; ci < cg; ++ci)
             for (int64_t j = 0; j < c.k; ++j) {
-              const int64_t at = l - c.pad + j * c.dilation;
+              const int64_t at = l * c.stride - c.pad + j * c.dilation;
               if (at < 0 || at >= c.w) continue;
               const int64_t channel = (o / ocg) * cg + ci;
               const auto xi = static_cast<size_t>(((n * c.c + channel) * c.h + row) * c.w + at);
@@ -89,7 +90,9 @@ void near(const std::string& what, const std::vector<float>& got, const std::vec
 
 }  // namespace
 
-TEST_CASE("1 x k convs of stride 1 in float32: forward and both gradients, any thread count") {
+TEST_CASE(
+    "1 x k convs in float32 (stride 1; depthwise also 3): forward and both gradients, any thread "
+    "count") {
   // n, c, h, w, oc, k, pad, dilation, groups, conv2d, bias
   const std::vector<RowCase> cases = {
       {2, 5, 1, 59, 7, 3, 1, 1, 1, false, true},      // 7 = 6 + 1 channels, 59 positions
@@ -103,6 +106,9 @@ TEST_CASE("1 x k convs of stride 1 in float32: forward and both gradients, any t
       {1, 2, 1, 16, 3, 3, 1, 1, 1, false, false},     // 16 outputs: one whole AVX2 tile
       {2, 16, 1, 124, 64, 7, 3, 1, 1, false, true},   // 64 channels
       {1, 4, 1, 250, 3, 3, 1, 1, 1, false, true},     // a 3-row block on wider tiles
+      {2, 6, 1, 61, 6, 4, 3, 1, 6, false, true},      // depthwise, k = 4, padding 3
+      {2, 5, 3, 57, 5, 3, 1, 2, 5, true, false},      // depthwise 1 x 3 over 3 rows, dilation 2
+      {2, 4, 1, 40, 4, 5, 2, 1, 4, false, true, 3},   // depthwise, stride 3
       {2, 8, 1, 20, 9, 3, 1, 1, 1, false, true},      // rows too short for the tiles: GEMM
       {2, 6, 1, 61, 4, 1, 0, 1, 2, false, true},      // a 1-tap kernel: GEMM
   };
@@ -119,7 +125,8 @@ TEST_CASE("1 x k convs of stride 1 in float32: forward and both gradients, any t
     const Tensor gyt = tensor(gy, c.y_shape()).to(kFloat32);
     const auto run = [&](int threads) {
       set_num_threads(threads);
-      const std::vector<int64_t> stride(c.conv2d ? 2 : 1, 1);
+      const std::vector<int64_t> stride =
+          c.conv2d ? std::vector<int64_t>{1, c.stride} : std::vector<int64_t>{c.stride};
       const std::vector<int64_t> pad =
           c.conv2d ? std::vector<int64_t>{0, c.pad} : std::vector<int64_t>{c.pad};
       const std::vector<int64_t> dil =

@@ -487,6 +487,11 @@ Tensor conv_backward_weight(const Tensor& grad_output, const Tensor& input, IntA
     fill_data(gw, 0);
     return gw;
   }
+  if (gw.dtype() == kFloat32 && direct::fits_depthwise_weight(g)) {
+    const Tensor gy = grad_output.contiguous(), x = input.contiguous();
+    direct::depthwise_weight(gy.data<float>(), x.data<float>(), g, gw.data<float>());
+    return gw;
+  }
   if (gw.dtype() == kFloat32 && winograd::fits_weight(g)) {
     const Tensor gy = grad_output.contiguous(), x = input.contiguous();
     winograd::backward_weight(gy.data<float>(), x.data<float>(), g, gw.data<float>());
