@@ -4,8 +4,8 @@
 // concatenation along rows, one_hot, nll_loss, the logits loss of a binary classifier, a mask's
 // logical_not and masked_fill, and an elementwise op on a transposed view; and from the
 // twenty-fourth session's sweep a column broadcast, an expanded row copied, a float to int64
-// conversion, baddbmm and conv1d. Forward+backward cases reset the leaves' grads to undefined
-// each iteration and back-propagate a fixed N(0, 1) g.
+// conversion, baddbmm and conv1d; and a depthwise conv1d (twenty-fifth session). Forward+backward
+// cases reset the leaves' grads to undefined each iteration and back-propagate a fixed N(0, 1) g.
 #include <vector>
 
 #include "cases_common.h"
@@ -166,6 +166,21 @@ template <class L, bool backward> void conv1d(benchmark::State& state) {
   }
 }
 
+// A depthwise causal conv1d, as in a Mamba or Conformer block: x [8, 256, 1024], w [256, 1, 4],
+// padding 3, groups 256; forward+backward with x and w requiring grad.
+template <class L> void depthwise_conv1d_fwd_bwd(benchmark::State& state) {
+  L::seed(0);
+  typename L::Tensor x = L::randn({8, 256, 1024}), w = L::randn({256, 1, 4});
+  const typename L::Tensor g = L::randn({8, 256, 1027});
+  x.requires_grad_();
+  w.requires_grad_();
+  for (auto _ : state) {
+    clear_grads<L>(x, w);
+    L::conv1d(x, w, 3, 256).backward(g);
+    keep(x.grad());
+  }
+}
+
 template <class L> std::vector<Case> cases() {
   return {
       {"group_norm_fwd_bwd_32x64x28x28_g8_f32", norm_fwd_bwd<L, Norm::group>, kMs},
@@ -185,6 +200,7 @@ template <class L> std::vector<Case> cases() {
       {"baddbmm_32x128x64x128_f32", baddbmm<L>, kMs},
       {"conv1d_fwd_32x64x256_k5_f32", conv1d<L, false>, kMs},
       {"conv1d_fwd_bwd_32x64x256_k5_f32", conv1d<L, true>, kMs},
+      {"depthwise_conv1d_fwd_bwd_8x256x1024_k4_f32", depthwise_conv1d_fwd_bwd<L>, kMs},
   };
 }
 
