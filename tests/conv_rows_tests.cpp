@@ -16,6 +16,8 @@
 
 #include <tapegrad/tapegrad.h>
 
+#include "conv_reference.h"
+
 using namespace tg;
 
 namespace {
@@ -38,54 +40,27 @@ struct RowCase {
 };
 
 // y, the input gradient and the weight gradient by the definition: every tap pairs
-// x[n, ci, r, l - pad + j * dilation], w[o, c, j] and y[n, o, r, l]; gx and gw are its adjoints.
-// Each with the sum of its terms' magnitudes, which bounds a float32 sum's rounding.
-struct Reference {
-  std::vector<double> y, gx, gw, y_abs, gx_abs, gw_abs;
-};
-Reference reference(const RowCase& c, const std::vector<double>& x, const std::vector<double>& w,
-                    const std::vector<double>& b, const std::vector<double>& gy) {
+// x[n, ci, r, l * stride - pad + j * dilation], w[o, c, j] and y[n, o, r, l].
+ConvSums reference(const RowCase& c, const std::vector<double>& x, const std::vector<double>& w,
+                   const std::vector<double>& b, const std::vector<double>& gy) {
   const int64_t ow = c.ow(), cg = c.cg(), ocg = c.oc / c.groups;
-  Reference r;
-  for (auto* v : {&r.y, &r.y_abs}) v->assign(gy.size(), 0.0);
-  for (auto* v : {&r.gx, &r.gx_abs}) v->assign(x.size(), 0.0);
-  for (auto* v : {&r.gw, &r.gw_abs}) v->assign(w.size(), 0.0);
+  ConvSums r(gy.size(), x.size(), w.size());
   for (int64_t n = 0; n < c.n; ++n)
     for (int64_t o = 0; o < c.oc; ++o)
       for (int64_t row = 0; row < c.h; ++row)
         for (int64_t l = 0; l < ow; ++l) {
           const auto yi = static_cast<size_t>(((n * c.oc + o) * c.h + row) * ow + l);
-          double s = c.bias ? b[static_cast<size_t>(o)] : 0.0, s_abs = std::abs(s);
+          if (c.bias) r.bias(yi, b[static_cast<size_t>(o)]);
           for (int64_t ci = 0; ci < cg; ++ci)
             for (int64_t j = 0; j < c.k; ++j) {
               const int64_t at = l * c.stride - c.pad + j * c.dilation;
               if (at < 0 || at >= c.w) continue;
               const int64_t channel = (o / ocg) * cg + ci;
-              const auto xi = static_cast<size_t>(((n * c.c + channel) * c.h + row) * c.w + at);
-              const auto wi = static_cast<size_t>((o * cg + ci) * c.k + j);
-              s += x[xi] * w[wi];
-              s_abs += std::abs(x[xi] * w[wi]);
-              r.gx[xi] += gy[yi] * w[wi];
-              r.gx_abs[xi] += std::abs(gy[yi] * w[wi]);
-              r.gw[wi] += gy[yi] * x[xi];
-              r.gw_abs[wi] += std::abs(gy[yi] * x[xi]);
+              r.tap(yi, static_cast<size_t>(((n * c.c + channel) * c.h + row) * c.w + at),
+                    static_cast<size_t>((o * cg + ci) * c.k + j), x, w, gy);
             }
-          r.y[yi] = s;
-          r.y_abs[yi] = s_abs;
         }
   return r;
-}
-
-// |got - want| within 2e-6 of the sum of the terms' magnitudes: a float32 sum of a thousand
-// terms rounds by less; a term missed or taken from the wrong tap or channel is far outside.
-void near(const std::string& what, const std::vector<float>& got, const std::vector<double>& want,
-          const std::vector<double>& abs_sum) {
-  INFO(what);
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("element ", i, ": got ", got[i], ", expected ", want[i]);
-    CHECK(std::abs(static_cast<double>(got[i]) - want[i]) <= 2e-6 * abs_sum[i] + 1e-30);
-  }
 }
 
 }  // namespace
@@ -152,9 +127,12 @@ TEST_CASE(
       for (size_t i = 0; i < v.size(); ++i) out[i] = static_cast<float>(v[i]);
       return out;
     };
-    const Reference want = reference(c, rounded(x), rounded(w), rounded(b), rounded(gy));
-    near("y", one[0], want.y, want.y_abs);
-    near("grad input", one[1], want.gx, want.gx_abs);
-    near("grad weight", one[2], want.gw, want.gw_abs);
+    const ConvSums want = reference(c, rounded(x), rounded(w), rounded(b), rounded(gy));
+    const auto as_double = [](const std::vector<float>& v) {
+      return std::vector<double>(v.begin(), v.end());
+    };
+    check_within_sums("y", as_double(one[0]), want.y, want.y_abs, 2e-6);
+    check_within_sums("grad input", as_double(one[1]), want.gx, want.gx_abs, 2e-6);
+    check_within_sums("grad weight", as_double(one[2]), want.gw, want.gw_abs, 2e-6);
   }
 }

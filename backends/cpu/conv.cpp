@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <tapegrad/backends/cpu/conv_depthwise.h>
 #include <tapegrad/backends/cpu/conv_direct.h>
 #include <tapegrad/backends/cpu/conv_winograd.h>
 #include <tapegrad/backends/cpu/serial_blas.h>
@@ -383,6 +384,16 @@ Tensor conv_forward(const Tensor& self, const Tensor& weight, const Tensor& bias
                     const ConvGeometry& g) {
   Tensor y = empty(g.output_shape(), self.dtype(), self.device());
   if (y.numel() == 0) return y;
+  if (depthwise::fits(g)) {
+    const Tensor x = self.contiguous(), w = weight.contiguous();
+    const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
+    visit_floating("conv", self.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      depthwise::forward(x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr, g,
+                         y.data<T>());
+    });
+    return y;
+  }
   if (self.dtype() == kFloat32 && direct::fits(g)) {
     const Tensor x = self.contiguous(), w = weight.contiguous();
     const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
@@ -446,6 +457,14 @@ Tensor conv_backward_input(const Tensor& grad_output, const Tensor& weight, IntA
     fill_data(gx, 0);
     return gx;
   }
+  if (depthwise::fits(g)) {
+    const Tensor gy = grad_output.contiguous(), w = weight.contiguous();
+    visit_floating("conv_backward_input", gx.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      depthwise::backward_input(gy.data<T>(), w.data<T>(), g, gx.data<T>());
+    });
+    return gx;
+  }
   if (gx.dtype() == kFloat32 && direct::fits(g)) {
     const Tensor gy = grad_output.contiguous(), w = weight.contiguous();
     direct::backward_input(gy.data<float>(), w.data<float>(), g, gx.data<float>());
@@ -487,9 +506,12 @@ Tensor conv_backward_weight(const Tensor& grad_output, const Tensor& input, IntA
     fill_data(gw, 0);
     return gw;
   }
-  if (gw.dtype() == kFloat32 && direct::fits_depthwise_weight(g)) {
+  if (depthwise::fits(g)) {
     const Tensor gy = grad_output.contiguous(), x = input.contiguous();
-    direct::depthwise_weight(gy.data<float>(), x.data<float>(), g, gw.data<float>());
+    visit_floating("conv_backward_weight", gw.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      depthwise::backward_weight(gy.data<T>(), x.data<T>(), g, gw.data<T>());
+    });
     return gw;
   }
   if (gw.dtype() == kFloat32 && winograd::fits_weight(g)) {

@@ -9,7 +9,6 @@
 
 #include <tapegrad/backends/cpu/simd/isa_choice.h>
 #include <tapegrad/core/parallel.h>
-#include <tapegrad/core/widest.h>
 
 namespace tg::cpu::direct {
 
@@ -163,68 +162,6 @@ void forward(const float* x, const float* w, const float* bias, const ConvGeomet
 void backward_input(const float* gy, const float* w, const ConvGeometry& g, float* gx) {
   const std::vector<float> packed = pack(w, g.groups, g.oc / g.groups, g.c / g.groups, g.kw, true);
   run(*best_kernels(), row_conv(g, true), packed.data(), nullptr, gy, gx);
-}
-
-bool fits_depthwise_weight(const ConvGeometry& g) {
-  return g.kh == 1 && g.ph == 0 && g.groups == g.c && g.oc == g.c && g.n > 0 && g.c > 0 &&
-         g.h > 0 && g.ow > 0;
-}
-
-namespace {
-
-// sum over l in [lo, hi) of gy[l] x[l * stride + off], in 8 running lanes (one 8-float vector
-// for stride 1) added in order at the end.
-template <int64_t kStride>
-[[gnu::always_inline]] inline double shifted_dot(const float* gy, const float* x, int64_t stride,
-                                                 int64_t off, int64_t lo, int64_t hi) {
-  typedef float Lanes __attribute__((vector_size(8 * sizeof(float))));
-  Lanes acc = {};
-  int64_t l = lo;
-  for (; l + 8 <= hi; l += 8) {
-    Lanes a, b;
-    __builtin_memcpy(&a, gy + l, sizeof a);
-    if constexpr (kStride == 1) {
-      __builtin_memcpy(&b, x + l + off, sizeof b);
-    } else {
-      for (int k = 0; k < 8; ++k) b[k] = x[(l + k) * stride + off];
-    }
-    acc += a * b;
-  }
-  float lanes[8];
-  __builtin_memcpy(lanes, &acc, sizeof lanes);
-  for (int k = 0; l < hi; ++l, ++k) lanes[k] += gy[l] * x[l * (kStride == 1 ? 1 : stride) + off];
-  double total = 0;
-  for (float v : lanes) total += v;
-  return total;
-}
-
-}  // namespace
-
-void depthwise_weight(const float* gy, const float* x, const ConvGeometry& g, float* gw) {
-  const int64_t rows = g.n * g.oh, taps = g.kw;
-  const int64_t work = std::max<int64_t>(rows * g.ow * taps, 1);
-  parallel_for(0, g.c, std::max<int64_t>(1, 4096 / work), [&](int64_t lo, int64_t hi) {
-    for (int64_t c = lo; c < hi; ++c)
-      for (int64_t j = 0; j < taps; ++j) {
-        // Output l reads input l * sw + off: the outputs [l_lo, l_hi) read inside the row.
-        const int64_t off = j * g.dw - g.pw;
-        const int64_t l_lo = std::clamp<int64_t>((g.sw - 1 - off) / g.sw, 0, g.ow);
-        const int64_t l_hi =
-            off >= g.w ? l_lo : std::clamp<int64_t>((g.w - 1 - off) / g.sw + 1, l_lo, g.ow);
-        // In the AVX2 build where the CPU has it: the same bits (no FMA), twice the lanes.
-        gw[c * taps + j] = run_widest([&]() __attribute__((always_inline)) {
-          double total = 0;
-          for (int64_t r = 0; r < rows; ++r) {
-            const int64_t n = r / g.oh, row = r % g.oh;
-            const float* gr = gy + ((n * g.c + c) * g.oh + row) * g.ow;
-            const float* xr = x + ((n * g.c + c) * g.h + row * g.sh) * g.w;
-            total += g.sw == 1 ? shifted_dot<1>(gr, xr, 1, off, l_lo, l_hi)
-                               : shifted_dot<0>(gr, xr, g.sw, off, l_lo, l_hi);
-          }
-          return static_cast<float>(total);
-        });
-      }
-  });
 }
 
 }  // namespace tg::cpu::direct

@@ -19,12 +19,6 @@ namespace tg::cpu::direct {
 bool fits(const ConvGeometry& g);
 void forward(const float* x, const float* w, const float* bias, const ConvGeometry& g, float* y);
 void backward_input(const float* gy, const float* w, const ConvGeometry& g, float* gx);
-// The weight gradient of a depthwise 1 x k conv (one input and one output channel per group, any
-// stride): per channel and tap a dot product of two rows, which the GEMM path ran as one tiny
-// GEMM per group. Summed in 8 float32 lanes over each row, the lanes added in order, rows in
-// order: the same bits at any thread count.
-bool fits_depthwise_weight(const ConvGeometry& g);
-void depthwise_weight(const float* gy, const float* x, const ConvGeometry& g, float* gw);
 
 // Output channels per tile, the block of the packed weights: the same for every ISA.
 inline constexpr int kRows = 6;

@@ -82,8 +82,8 @@ struct Libtorch {
     return torch::where(c, a, b);
   }
   static Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, int64_t stride,
-                       int64_t padding) {
-    return torch::conv2d(x, w, b, stride, padding);
+                       int64_t padding, int64_t groups = 1) {
+    return torch::conv2d(x, w, b, stride, padding, 1, groups);
   }
   static Tensor cat(const std::vector<Tensor>& ts, int64_t dim) { return torch::cat(ts, dim); }
   static Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b) {

@@ -81,8 +81,8 @@ struct Tapegrad {
     return tg::where(c, a, b);
   }
   static Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, int64_t stride,
-                       int64_t padding) {
-    return tg::conv2d(x, w, b, {stride}, {padding});
+                       int64_t padding, int64_t groups = 1) {
+    return tg::conv2d(x, w, b, {stride}, {padding}, {1}, groups);
   }
   static Tensor cat(const std::vector<Tensor>& ts, int64_t dim) { return tg::cat(ts, dim); }
   static Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b) {

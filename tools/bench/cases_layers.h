@@ -181,6 +181,21 @@ template <class L> void depthwise_conv1d_fwd_bwd(benchmark::State& state) {
   }
 }
 
+// A depthwise 3x3 conv2d, as in a MobileNet block: x [32, 64, 28, 28], w [64, 1, 3, 3], padding
+// 1, groups 64; forward+backward with x and w requiring grad.
+template <class L> void depthwise_conv2d_fwd_bwd(benchmark::State& state) {
+  L::seed(0);
+  typename L::Tensor x = L::randn({kN, kC, kH, kW}), w = L::randn({kC, 1, 3, 3});
+  const typename L::Tensor g = L::randn({kN, kC, kH, kW});
+  x.requires_grad_();
+  w.requires_grad_();
+  for (auto _ : state) {
+    clear_grads<L>(x, w);
+    L::conv2d(x, w, typename L::Tensor(), 1, 1, kC).backward(g);
+    keep(x.grad());
+  }
+}
+
 template <class L> std::vector<Case> cases() {
   return {
       {"group_norm_fwd_bwd_32x64x28x28_g8_f32", norm_fwd_bwd<L, Norm::group>, kMs},
@@ -201,6 +216,7 @@ template <class L> std::vector<Case> cases() {
       {"conv1d_fwd_32x64x256_k5_f32", conv1d<L, false>, kMs},
       {"conv1d_fwd_bwd_32x64x256_k5_f32", conv1d<L, true>, kMs},
       {"depthwise_conv1d_fwd_bwd_8x256x1024_k4_f32", depthwise_conv1d_fwd_bwd<L>, kMs},
+      {"depthwise_conv2d_fwd_bwd_32x64x28x28_3x3_f32", depthwise_conv2d_fwd_bwd<L>, kMs},
   };
 }
 

@@ -1,0 +1,189 @@
+// The depthwise convs of conv_depthwise.h: one task per channel plane (forward, input gradient)
+// or per channel (weight gradient), each in the AVX2 build where the CPU has it.
+#include <tapegrad/backends/cpu/conv_depthwise.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include <tapegrad/core/parallel.h>
+#include <tapegrad/core/widest.h>
+
+namespace tg::cpu::depthwise {
+
+namespace {
+
+// The outputs [lo, hi) whose input o * stride + off lies inside [0, size).
+void inside(int64_t size, int64_t out, int64_t stride, int64_t off, int64_t& lo, int64_t& hi) {
+  lo = std::clamp<int64_t>((stride - 1 - off) / stride, 0, out);
+  hi = off >= size ? lo : std::clamp<int64_t>((size - 1 - off) / stride + 1, lo, out);
+}
+
+// y[k * ys] += a * x[k * xs] for k < n; one vector at a time where both strides are 1 (the same
+// roundings as the scalar loop: a multiply, then an add).
+template <typename T>
+[[gnu::always_inline]] inline void madd(T a, const T* x, int64_t xs, T* y, int64_t ys, int64_t n) {
+  typedef T Vec __attribute__((vector_size(32)));
+  constexpr int64_t kLanes = 32 / sizeof(T);
+  int64_t k = 0;
+  if (xs == 1 && ys == 1)
+    for (; k + kLanes <= n; k += kLanes) {
+      Vec xv, yv;
+      __builtin_memcpy(&xv, x + k, sizeof xv);
+      __builtin_memcpy(&yv, y + k, sizeof yv);
+      yv += a * xv;
+      __builtin_memcpy(y + k, &yv, sizeof yv);
+    }
+  for (; k < n; ++k) y[k * ys] += a * x[k * xs];
+}
+
+// acc (one vector's lanes, tail: the same lanes for a row's last partial vector) += a[k] b[k * bs]
+// for k < n, k's lane being k mod the vector's width.
+template <typename T, typename Vec>
+[[gnu::always_inline]] inline void add_products(const T* a, const T* b, int64_t bs, int64_t n,
+                                                Vec& acc, T* tail) {
+  constexpr int kLanes = sizeof(Vec) / sizeof(T);
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes) {
+    Vec av, bv;
+    __builtin_memcpy(&av, a + k, sizeof av);
+    if (bs == 1) {
+      __builtin_memcpy(&bv, b + k, sizeof bv);
+    } else {
+      for (int i = 0; i < kLanes; ++i) bv[i] = b[(k + i) * bs];
+    }
+    acc += av * bv;
+  }
+  for (int i = 0; k < n; ++k, ++i) tail[i] += a[k] * b[k * bs];
+}
+
+// Each tap column's [lo, hi) of inside(), computed once per task (not per row: two divisions).
+struct TapColumns {
+  std::vector<int64_t> lo, hi;
+  explicit TapColumns(const ConvGeometry& g)
+      : lo(static_cast<size_t>(g.kw)), hi(static_cast<size_t>(g.kw)) {
+    for (int64_t j = 0; j < g.kw; ++j)
+      inside(g.w, g.ow, g.sw, j * g.dw - g.pw, lo[static_cast<size_t>(j)],
+             hi[static_cast<size_t>(j)]);
+  }
+};
+
+// fn(tap, in_at, lo, count) for each tap of output row oh that reads inside the input, in (i, j)
+// order: tap = i * kw + j (the weight's index in its filter), count outputs from column lo read
+// the input plane's elements in_at, in_at + sw, ...
+template <typename Fn> [[gnu::always_inline]] inline void row_taps(const ConvGeometry& g,
+                                                                   const TapColumns& cols,
+                                                                   int64_t oh, const Fn& fn) {
+  for (int64_t i = 0; i < g.kh; ++i) {
+    const int64_t ih = oh * g.sh - g.ph + i * g.dh;
+    if (ih < 0 || ih >= g.h) continue;
+    for (int64_t j = 0; j < g.kw; ++j) {
+      const int64_t lo = cols.lo[static_cast<size_t>(j)], hi = cols.hi[static_cast<size_t>(j)];
+      if (lo < hi) fn(i * g.kw + j, ih * g.w + lo * g.sw + j * g.dw - g.pw, lo, hi - lo);
+    }
+  }
+}
+
+// Planes per task so that a task does at least ~2^15 multiply-adds.
+int64_t grain(const ConvGeometry& g) {
+  return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(g.oh * g.ow * g.kh * g.kw, 1));
+}
+
+}  // namespace
+
+bool fits(const ConvGeometry& g) {
+  return g.groups == g.c && g.oc == g.c && g.n > 0 && g.c > 0 && g.oh > 0 && g.ow > 0;
+}
+
+template <typename T>
+void forward(const T* x, const T* w, const T* bias, const ConvGeometry& g, T* y) {
+  parallel_for(0, g.n * g.c, grain(g), [&](int64_t lo_plane, int64_t hi_plane) {
+    const TapColumns cols(g);
+    run_widest([&]() __attribute__((always_inline)) {
+      for (int64_t p = lo_plane; p < hi_plane; ++p) {
+        const int64_t c = p % g.c;
+        const T* xp = x + p * g.h * g.w;
+        const T* wc = w + c * g.kh * g.kw;
+        for (int64_t oh = 0; oh < g.oh; ++oh) {
+          T* yr = y + (p * g.oh + oh) * g.ow;
+          std::fill(yr, yr + g.ow, bias ? bias[c] : T(0));
+          row_taps(
+              g, cols, oh,
+              [&](int64_t tap, int64_t in_at, int64_t lo, int64_t count) __attribute__((
+                  always_inline)) { madd(wc[tap], xp + in_at, g.sw, yr + lo, 1, count); });
+        }
+      }
+    });
+  });
+}
+
+// gx[ih][ow * sw + off] += w[i][j] gy[oh][ow] over the taps in (oh, i, j) order: the adjoint
+// of forward, each plane's sums in one task.
+template <typename T> void backward_input(const T* gy, const T* w, const ConvGeometry& g, T* gx) {
+  parallel_for(0, g.n * g.c, grain(g), [&](int64_t lo_plane, int64_t hi_plane) {
+    const TapColumns cols(g);
+    run_widest([&]() __attribute__((always_inline)) {
+      for (int64_t p = lo_plane; p < hi_plane; ++p) {
+        const int64_t c = p % g.c;
+        T* gxp = gx + p * g.h * g.w;
+        const T* wc = w + c * g.kh * g.kw;
+        std::fill(gxp, gxp + g.h * g.w, T(0));
+        for (int64_t oh = 0; oh < g.oh; ++oh) {
+          const T* gyr = gy + (p * g.oh + oh) * g.ow;
+          row_taps(
+              g, cols, oh,
+              [&](int64_t tap, int64_t in_at, int64_t lo, int64_t count) __attribute__((
+                  always_inline)) { madd(wc[tap], gyr + lo, 1, gxp + in_at, g.sw, count); });
+        }
+      }
+    });
+  });
+}
+
+// gw[c][i][j] = sum over images and output rows of gy's row times x's row shifted by the tap:
+// each image's products in the lanes of one vector (float32 or float64 as the tensors), the
+// images' sums added in order in double.
+template <typename T> void backward_weight(const T* gy, const T* x, const ConvGeometry& g, T* gw) {
+  typedef T Vec __attribute__((vector_size(32)));
+  constexpr int kLanes = 32 / sizeof(T);
+  const int64_t per_channel = std::max<int64_t>(g.n * g.oh * g.ow * g.kh * g.kw, 1);
+  parallel_for(0, g.c, std::max<int64_t>(1, kElementwiseGrain / per_channel),
+               [&](int64_t lo_c, int64_t hi_c) {
+                 run_widest([&]() __attribute__((always_inline)) {
+                   for (int64_t c = lo_c; c < hi_c; ++c)
+                     for (int64_t i = 0; i < g.kh; ++i)
+                       for (int64_t j = 0; j < g.kw; ++j) {
+                         const int64_t off = j * g.dw - g.pw;
+                         int64_t lo, hi;
+                         inside(g.w, g.ow, g.sw, off, lo, hi);
+                         double total = 0;
+                         for (int64_t n = 0; n < g.n && lo < hi; ++n) {
+                           const int64_t p = n * g.c + c;
+                           Vec acc = {};
+                           T tail[kLanes] = {};
+                           for (int64_t oh = 0; oh < g.oh; ++oh) {
+                             const int64_t ih = oh * g.sh - g.ph + i * g.dh;
+                             if (ih < 0 || ih >= g.h) continue;
+                             add_products(gy + (p * g.oh + oh) * g.ow + lo,
+                                          x + (p * g.h + ih) * g.w + lo * g.sw + off, g.sw, hi - lo,
+                                          acc, tail);
+                           }
+                           T lanes[kLanes];
+                           __builtin_memcpy(lanes, &acc, sizeof lanes);
+                           for (int l = 0; l < kLanes; ++l)
+                             total += static_cast<double>(lanes[l]) + tail[l];
+                         }
+                         gw[(c * g.kh + i) * g.kw + j] = static_cast<T>(total);
+                       }
+                 });
+               });
+}
+
+template void forward(const float*, const float*, const float*, const ConvGeometry&, float*);
+template void forward(const double*, const double*, const double*, const ConvGeometry&, double*);
+template void backward_input(const float*, const float*, const ConvGeometry&, float*);
+template void backward_input(const double*, const double*, const ConvGeometry&, double*);
+template void backward_weight(const float*, const float*, const ConvGeometry&, float*);
+template void backward_weight(const double*, const double*, const ConvGeometry&, double*);
+
+}  // namespace tg::cpu::depthwise
