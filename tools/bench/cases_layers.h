@@ -4,8 +4,9 @@
 // concatenation along rows, one_hot, nll_loss, the logits loss of a binary classifier, a mask's
 // logical_not and masked_fill, and an elementwise op on a transposed view; and from the
 // twenty-fourth session's sweep a column broadcast, an expanded row copied, a float to int64
-// conversion, baddbmm and conv1d; and a depthwise conv1d (twenty-fifth session). Forward+backward
-// cases reset the leaves' grads to undefined each iteration and back-propagate a fixed N(0, 1) g.
+// conversion, baddbmm and conv1d; and depthwise conv1d / conv2d (twenty-fifth session).
+// Forward+backward cases reset the leaves' grads to undefined each iteration and back-propagate a
+// fixed N(0, 1) g.
 #include <vector>
 
 #include "cases_common.h"
