@@ -19,6 +19,23 @@ void inside(int64_t size, int64_t out, int64_t stride, int64_t off, int64_t& lo,
   hi = off >= size ? lo : std::clamp<int64_t>((size - 1 - off) / stride + 1, lo, out);
 }
 
+}  // namespace
+
+// Each tap column's [lo, hi) of inside(), computed once per task (not per row: two divisions).
+// Outside the anonymous namespace: the kernels' lambdas capture it, and in a unity build GCC
+// warns of a type with internal linkage inside those of the function templates.
+struct TapColumns {
+  std::vector<int64_t> lo, hi;
+  explicit TapColumns(const ConvGeometry& g)
+      : lo(static_cast<size_t>(g.kw)), hi(static_cast<size_t>(g.kw)) {
+    for (int64_t j = 0; j < g.kw; ++j)
+      inside(g.w, g.ow, g.sw, j * g.dw - g.pw, lo[static_cast<size_t>(j)],
+             hi[static_cast<size_t>(j)]);
+  }
+};
+
+namespace {
+
 // y[k * ys] += a * x[k * xs] for k < n; one vector at a time where both strides are 1 (the same
 // roundings as the scalar loop: a multiply, then an add).
 template <typename T>
@@ -56,17 +73,6 @@ template <typename T, typename Vec>
   }
   for (int i = 0; k < n; ++k, ++i) tail[i] += a[k] * b[k * bs];
 }
-
-// Each tap column's [lo, hi) of inside(), computed once per task (not per row: two divisions).
-struct TapColumns {
-  std::vector<int64_t> lo, hi;
-  explicit TapColumns(const ConvGeometry& g)
-      : lo(static_cast<size_t>(g.kw)), hi(static_cast<size_t>(g.kw)) {
-    for (int64_t j = 0; j < g.kw; ++j)
-      inside(g.w, g.ow, g.sw, j * g.dw - g.pw, lo[static_cast<size_t>(j)],
-             hi[static_cast<size_t>(j)]);
-  }
-};
 
 // fn(tap, in_at, lo, count) for each tap of output row oh that reads inside the input, in (i, j)
 // order: tap = i * kw + j (the weight's index in its filter), count outputs from column lo read
