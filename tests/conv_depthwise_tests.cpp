@@ -96,13 +96,7 @@ TEST_CASE("depthwise convs: forward and both gradients in float32 and float64, a
             conv_backward_input(gyt, wt, x_shape, stride, pad, dil, t.c).to_vector<double>(),
             conv_backward_weight(gyt, xt, w_shape, stride, pad, dil, t.c).to_vector<double>()};
       };
-      const int before = get_num_threads();
-      const std::vector<std::vector<double>> one = run(1), two = run(2);
-      set_num_threads(before);
-      for (size_t r = 0; r < one.size(); ++r) {
-        INFO("result ", r);
-        CHECK(two[r] == one[r]);
-      }
+      const std::vector<std::vector<double>> one = same_at_one_and_two_threads(run);
       // The inputs as the dtype holds them, so that only the sums' rounding differs.
       const auto held = [&](const std::vector<double>& v, const Shape& shape) {
         return tensor(v, shape).to(dtype).to_vector<double>();

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <tapegrad/tapegrad.h>
+
 struct ConvSums {
   std::vector<double> y, gx, gw, y_abs, gx_abs, gw_abs;
   ConvSums(size_t ny, size_t nx, size_t nw)
@@ -38,4 +40,17 @@ inline void check_within_sums(const std::string& what, const std::vector<double>
     INFO("element ", i, ": got ", got[i], ", expected ", want[i]);
     CHECK(std::abs(got[i] - want[i]) <= tol * abs_sum[i] + 1e-300);
   }
+}
+
+// run(threads) at 1 and at 2 threads (the pool's count restored after): each of its results
+// must be the same bits at both; returns the 1-thread results.
+template <typename Run> auto same_at_one_and_two_threads(const Run& run) {
+  const int before = tg::get_num_threads();
+  const auto one = run(1), two = run(2);
+  tg::set_num_threads(before);
+  for (size_t r = 0; r < one.size(); ++r) {
+    INFO("result ", r);
+    CHECK(two[r] == one[r]);
+  }
+  return one;
 }

@@ -114,13 +114,7 @@ TEST_CASE(
           conv_backward_weight(gyt, xt, c.w_shape(), stride, pad, dil, c.groups)
               .to_vector<float>()};
     };
-    const int before = get_num_threads();
-    const std::vector<std::vector<float>> one = run(1), two = run(2);
-    set_num_threads(before);
-    for (size_t r = 0; r < one.size(); ++r) {
-      INFO("result ", r);
-      CHECK(two[r] == one[r]);
-    }
+    const std::vector<std::vector<float>> one = same_at_one_and_two_threads(run);
     // The references use the float32-rounded inputs, so only the sums' rounding differs.
     const auto rounded = [](const std::vector<double>& v) {
       std::vector<double> out(v.size());
