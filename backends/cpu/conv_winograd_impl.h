@@ -18,12 +18,30 @@ namespace {
 typedef float Vec __attribute__((vector_size(64)));
 constexpr int kLanes = 16;
 
-inline Vec load(const float* p) {
-  Vec v;
+// The arithmetic runs on vectors of the ISA's own width (Native, kParts to a Vec): on AVX2, GCC
+// kept arrays of 16-float vectors (the products' sums, the transforms' rows) in memory and rebuilt
+// each through general registers, which made the conv 5-6 times slower. Vec stays the unit of the
+// layouts and of the packed layout's shuffles.
+#ifdef __AVX512F__
+constexpr int kNative = 16;
+#else
+constexpr int kNative = 8;
+#endif
+typedef float Native __attribute__((vector_size(kNative * sizeof(float))));
+constexpr int kParts = kLanes / kNative;
+
+template <typename V> inline V load_as(const float* p) {
+  V v;
   __builtin_memcpy(&v, p, sizeof v);
   return v;
 }
-inline void store(float* p, Vec v) { __builtin_memcpy(p, &v, sizeof v); }
+template <typename V> inline void store_as(float* p, V v) { __builtin_memcpy(p, &v, sizeof v); }
+inline Vec load(const float* p) { return load_as<Vec>(p); }
+inline void store(float* p, Vec v) { store_as(p, v); }
+inline Native nload(const float* p) { return load_as<Native>(p); }
+inline void nstore(float* p, Native v) { store_as(p, v); }
+inline float* lanes(Vec* v) { return reinterpret_cast<float*>(v); }
+inline const float* lanes(const Vec* v) { return reinterpret_cast<const float*>(v); }
 inline int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
 
 // The scratch of one image: staged planes, V [16][C] vectors, M [16][kBlock] vectors.
@@ -69,48 +87,71 @@ void stage_image(const Problem& p, const float* x, float* stage) {
 }
 
 // V[q][c] = (B^T d B)[q] for the 16 tiles of tile row tr starting at tile t0, every channel.
+// (Lane-wise, so it runs on native vectors, lanes [off, off + kNative) at a time.)
 void input_tiles(const Problem& p, const float* stage, int64_t tr, int64_t t0, Vec* v) {
-  for (int64_t c = 0; c < p.c; ++c) {
-    const float* rows = stage + (c * p.stage_h + 2 * tr) * 2 * p.stage_w + t0;
-    Vec h[4][4];  // d B: row r of the tiles, columns transformed
-    for (int r = 0; r < 4; ++r) {
-      const float* even = rows + r * 2 * p.stage_w;
-      const float* odd = even + p.stage_w;
-      const Vec e0 = load(even), e1 = load(even + 1), o0 = load(odd), o1 = load(odd + 1);
-      h[r][0] = e0 - e1;
-      h[r][1] = o0 + e1;
-      h[r][2] = e1 - o0;
-      h[r][3] = o0 - o1;
+  for (int64_t c = 0; c < p.c; ++c)
+    for (int off = 0; off < kLanes; off += kNative) {
+      const float* rows = stage + (c * p.stage_h + 2 * tr) * 2 * p.stage_w + t0 + off;
+      Native h[4][4];  // d B: row r of the tiles, columns transformed
+      for (int r = 0; r < 4; ++r) {
+        const float* even = rows + r * 2 * p.stage_w;
+        const float* odd = even + p.stage_w;
+        const Native e0 = nload(even), e1 = nload(even + 1), o0 = nload(odd), o1 = nload(odd + 1);
+        h[r][0] = e0 - e1;
+        h[r][1] = o0 + e1;
+        h[r][2] = e1 - o0;
+        h[r][3] = o0 - o1;
+      }
+      const auto at = [&](int q) { return lanes(v + q * p.c + c) + off; };
+      for (int q = 0; q < 4; ++q) {
+        nstore(at(0 + q), h[0][q] - h[2][q]);
+        nstore(at(4 + q), h[1][q] + h[2][q]);
+        nstore(at(8 + q), h[2][q] - h[1][q]);
+        nstore(at(12 + q), h[1][q] - h[3][q]);
+      }
     }
-    for (int q = 0; q < 4; ++q) {
-      v[(0 + q) * p.c + c] = h[0][q] - h[2][q];
-      v[(4 + q) * p.c + c] = h[1][q] + h[2][q];
-      v[(8 + q) * p.c + c] = h[2][q] - h[1][q];
-      v[(12 + q) * p.c + c] = h[1][q] - h[3][q];
-    }
-  }
 }
 
 // M[q][j] = sum_c U[q][c][k0 + j] V[q][c] for the kBlock output channels from k0.
+// Each vector of 16 tiles is kParts native vectors, so the sums stay in registers.
 template <int kBlock> void products(const Problem& p, const Vec* v, int64_t k0, Vec* m) {
   for (int q = 0; q < 16; ++q) {
-    Vec acc[kBlock] = {};
+    Native acc[kBlock][kParts] = {};
     const float* u = p.u + q * p.c * p.k + k0;
-    const Vec* vq = v + q * p.c;
+    const float* vq = lanes(v + q * p.c);
     for (int64_t c = 0; c < p.c; ++c) {
-      const Vec vc = vq[c];
-      for (int j = 0; j < kBlock; ++j) acc[j] += vc * u[c * p.k + j];
+      Native vc[kParts];
+      for (int h = 0; h < kParts; ++h) vc[h] = nload(vq + c * kLanes + h * kNative);
+      for (int j = 0; j < kBlock; ++j) {
+        const Native b = u[c * p.k + j] - Native{};  // a broadcast (0 + u would turn -0 into +0)
+        for (int h = 0; h < kParts; ++h) acc[j][h] += vc[h] * b;
+      }
     }
-    for (int j = 0; j < kBlock; ++j) m[q * kBlock + j] = acc[j];
+    float* mq = lanes(m + q * kBlock);
+    for (int j = 0; j < kBlock; ++j)
+      for (int h = 0; h < kParts; ++h) nstore(mq + j * kLanes + h * kNative, acc[j][h]);
+  }
+}
+
+// out[2 a + b] = (A^T M A)[a][b] + bias for 16 tiles, M[q] the 16 floats at m + q * step.
+inline void output_transform(const float* m, int64_t step, float bias, float (*out)[kLanes]) {
+  for (int off = 0; off < kLanes; off += kNative) {
+    const auto at = [&](int q) { return nload(m + q * step + off); };
+    Native s0[4], s1[4];  // A^T M: the two output rows, columns not yet transformed
+    for (int q = 0; q < 4; ++q) {
+      s0[q] = at(q) + at(4 + q) + at(8 + q);
+      s1[q] = at(4 + q) - at(8 + q) - at(12 + q);
+    }
+    nstore(out[0] + off, s0[0] + s0[1] + s0[2] + bias);
+    nstore(out[1] + off, s0[1] - s0[2] - s0[3] + bias);
+    nstore(out[2] + off, s1[0] + s1[1] + s1[2] + bias);
+    nstore(out[3] + off, s1[1] - s1[2] - s1[3] + bias);
   }
 }
 
 // Output row `row` of 16 tiles from t0: columns 2t (a) and 2t + 1 (b), the last tile's right
 // column dropped when OW is odd.
-void write_row(const Problem& p, float* row, Vec a, Vec b, int64_t t0) {
-  float ea[kLanes], eb[kLanes];
-  store(ea, a);
-  store(eb, b);
+void write_row(const Problem& p, float* row, const float* ea, const float* eb, int64_t t0) {
   const int64_t count = p.tiles - t0 < kLanes ? p.tiles - t0 : kLanes;
   const int64_t pairs = 2 * (t0 + count) > p.ow ? count - 1 : count;
   float* out = row + 2 * t0;
@@ -125,17 +166,12 @@ void write_row(const Problem& p, float* row, Vec a, Vec b, int64_t t0) {
 template <int kBlock>
 void output_tiles(const Problem& p, const Vec* m, int64_t k0, int64_t tr, int64_t t0, float* y) {
   for (int j = 0; j < kBlock; ++j) {
-    const auto at = [&](int q) { return m[q * kBlock + j]; };
-    Vec s0[4], s1[4];  // A^T M: the two output rows, columns not yet transformed
-    for (int q = 0; q < 4; ++q) {
-      s0[q] = at(q) + at(4 + q) + at(8 + q);
-      s1[q] = at(4 + q) - at(8 + q) - at(12 + q);
-    }
     const float bias = p.bias ? p.bias[k0 + j] : 0.0f;
+    float out[4][kLanes];  // the tiles' 2x2 outputs y00, y01, y10, y11
+    output_transform(lanes(m + j), kBlock * kLanes, bias, out);
     float* row = y + ((k0 + j) * p.oh + 2 * tr) * p.ow;
-    write_row(p, row, s0[0] + s0[1] + s0[2] + bias, s0[1] - s0[2] - s0[3] + bias, t0);
-    if (2 * tr + 1 < p.oh)
-      write_row(p, row + p.ow, s1[0] + s1[1] + s1[2] + bias, s1[1] - s1[2] - s1[3] + bias, t0);
+    write_row(p, row, out[0], out[1], t0);
+    if (2 * tr + 1 < p.oh) write_row(p, row + p.ow, out[2], out[3], t0);
   }
 }
 
@@ -173,24 +209,35 @@ void stage_channels_last(const Problem& p, const float* x, float* xs, int64_t co
     }
 }
 
+// dy[(q * K + o) * 16 + t] = (A d A^T)[q] for 16 tiles whose 2x2 values d00, d01, d10, d11 are
+// the 16 floats at the four pointers.
+inline void grad_transform(const float* d00, const float* d01, const float* d10, const float* d11,
+                           int64_t k, int64_t o, float* dy) {
+  for (int off = 0; off < kLanes; off += kNative) {
+    const Native e[2] = {nload(d00 + off), nload(d10 + off)};
+    const Native od[2] = {nload(d01 + off), nload(d11 + off)};
+    Native h[2][4];  // A applied to the columns of each of the tiles' two rows
+    for (int r = 0; r < 2; ++r) {
+      h[r][0] = e[r];
+      h[r][1] = e[r] + od[r];
+      h[r][2] = e[r] - od[r];
+      h[r][3] = -od[r];
+    }
+    const auto at = [&](int q) { return dy + (q * k + o) * kLanes + off; };
+    for (int j = 0; j < 4; ++j) {
+      nstore(at(0 + j), h[0][j]);
+      nstore(at(4 + j), h[0][j] + h[1][j]);
+      nstore(at(8 + j), h[0][j] - h[1][j]);
+      nstore(at(12 + j), -h[1][j]);
+    }
+  }
+}
+
 // dy[(q * K + o) * 16 + t]: A dy A^T for the 16 tiles from t0 of tile row tr, every channel o.
 void grad_tiles(const Problem& g, const float* stage, int64_t tr, int64_t t0, float* dy) {
   for (int64_t o = 0; o < g.c; ++o) {
     const float* rows = stage + (o * g.stage_h + 2 * tr) * 2 * g.stage_w + t0;
-    Vec h[2][4];  // A applied to the columns of each of the tiles' two rows
-    for (int r = 0; r < 2; ++r) {
-      const Vec e = load(rows + r * 2 * g.stage_w), od = load(rows + r * 2 * g.stage_w + g.stage_w);
-      h[r][0] = e;
-      h[r][1] = e + od;
-      h[r][2] = e - od;
-      h[r][3] = -od;
-    }
-    for (int j = 0; j < 4; ++j) {
-      store(dy + ((0 + j) * g.c + o) * kLanes, h[0][j]);
-      store(dy + ((4 + j) * g.c + o) * kLanes, h[0][j] + h[1][j]);
-      store(dy + ((8 + j) * g.c + o) * kLanes, h[0][j] - h[1][j]);
-      store(dy + ((12 + j) * g.c + o) * kLanes, -h[1][j]);
-    }
+    grad_transform(rows, rows + g.stage_w, rows + 2 * g.stage_w, rows + 3 * g.stage_w, g.c, o, dy);
   }
 }
 
@@ -199,26 +246,28 @@ void grad_tiles(const Problem& g, const float* stage, int64_t tr, int64_t t0, fl
 void channel_tile(const Problem& p, const float* xs, int64_t cols, int64_t tr, int64_t tc,
                   int64_t t, Vec* vt) {
   const int64_t cvecs = p.c / kLanes;
-  for (int64_t cv = 0; cv < cvecs; ++cv) {
-    Vec d[4][4];
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < 4; ++j)
-        d[i][j] = load(xs + ((2 * tr + i) * cols + 2 * tc + j) * p.c + cv * kLanes);
-    Vec h[4][4];  // B^T d
-    for (int j = 0; j < 4; ++j) {
-      h[0][j] = d[0][j] - d[2][j];
-      h[1][j] = d[1][j] + d[2][j];
-      h[2][j] = d[2][j] - d[1][j];
-      h[3][j] = d[1][j] - d[3][j];
+  for (int64_t cv = 0; cv < cvecs; ++cv)
+    for (int off = 0; off < kLanes; off += kNative) {
+      Native d[4][4];
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j)
+          d[i][j] = nload(xs + ((2 * tr + i) * cols + 2 * tc + j) * p.c + cv * kLanes + off);
+      Native h[4][4];  // B^T d
+      for (int j = 0; j < 4; ++j) {
+        h[0][j] = d[0][j] - d[2][j];
+        h[1][j] = d[1][j] + d[2][j];
+        h[2][j] = d[2][j] - d[1][j];
+        h[3][j] = d[1][j] - d[3][j];
+      }
+      const int64_t step = kLanes * cvecs;  // vectors from one q to the next
+      for (int i = 0; i < 4; ++i) {
+        float* out = lanes(vt + ((i * 4) * kLanes + t) * cvecs + cv) + off;
+        nstore(out, h[i][0] - h[i][2]);
+        nstore(out + step * kLanes, h[i][1] + h[i][2]);
+        nstore(out + 2 * step * kLanes, h[i][2] - h[i][1]);
+        nstore(out + 3 * step * kLanes, h[i][1] - h[i][3]);
+      }
     }
-    for (int i = 0; i < 4; ++i) {
-      Vec* out = vt + ((i * 4) * kLanes + t) * cvecs + cv;
-      out[0] = h[i][0] - h[i][2];
-      out[kLanes * cvecs] = h[i][1] + h[i][2];
-      out[2 * kLanes * cvecs] = h[i][2] - h[i][1];
-      out[3 * kLanes * cvecs] = h[i][1] - h[i][3];
-    }
-  }
 }
 
 // The 16 tiles from t0 of tile row tr.
@@ -235,14 +284,27 @@ template <int kBlock> void weight_products(const Problem& p, const float* dy, co
   for (int q = 0; q < 16; ++q)
     for (int64_t cv = 0; cv < cvecs; ++cv) {
       const int64_t at = (q * cvecs + cv) * p.k + o0;
-      Vec sum[kBlock];
-      for (int j = 0; j < kBlock; ++j) sum[j] = from ? from[at + j] : Vec{};
+      Native sum[kBlock][kParts];  // native parts, as in products
+      for (int j = 0; j < kBlock; ++j)
+        for (int h = 0; h < kParts; ++h)
+          sum[j][h] = from ? nload(lanes(from + at + j) + h * kNative) : Native{};
       const float* dq = dy + (q * p.k + o0) * kLanes;
       for (int t = 0; t < kLanes; ++t) {
-        const Vec v = vt[(q * kLanes + t) * cvecs + cv];
-        for (int j = 0; j < kBlock; ++j) sum[j] += v * dq[j * kLanes + t];
+        const float* v = lanes(vt + (q * kLanes + t) * cvecs + cv);
+        Native vh[kParts];
+        for (int h = 0; h < kParts; ++h) vh[h] = nload(v + h * kNative);
+        for (int j = 0; j < kBlock; ++j) {
+          const Native b = dq[j * kLanes + t] - Native{};  // a broadcast, as in products
+          for (int h = 0; h < kParts; ++h) sum[j][h] += vh[h] * b;
+        }
       }
-      for (int j = 0; j < kBlock; ++j) to[at + j] = add ? to[at + j] + sum[j] : sum[j];
+      for (int j = 0; j < kBlock; ++j) {
+        float* out = lanes(to + at + j);
+        for (int h = 0; h < kParts; ++h) {
+          const Native total = add ? nload(out + h * kNative) + sum[j][h] : sum[j][h];
+          nstore(out + h * kNative, total);
+        }
+      }
     }
 }
 

@@ -107,16 +107,17 @@ void stage_packed(const Problem& p, const float* padded, float* h) {
 void input_packed(const Problem& p, const float* h, int64_t t0, Vec* v) {
   for (int64_t c = 0; c < p.c; ++c) {
     const float* hc = h + c * 8 * p.plane + t0;
-    for (int q = 0; q < 4; ++q) {
-      const float* even = hc + q * p.plane;
-      const float* odd = even + 4 * p.plane;
-      const Vec r0 = load(even), r1 = load(odd), r2 = load(even + p.tiles),
-                r3 = load(odd + p.tiles);
-      v[(0 + q) * p.c + c] = r0 - r2;
-      v[(4 + q) * p.c + c] = r1 + r2;
-      v[(8 + q) * p.c + c] = r2 - r1;
-      v[(12 + q) * p.c + c] = r1 - r3;
-    }
+    for (int q = 0; q < 4; ++q)
+      for (int off = 0; off < kLanes; off += kNative) {  // lane-wise: native vectors
+        const float* even = hc + q * p.plane + off;
+        const float* odd = even + 4 * p.plane;
+        const Native r0 = nload(even), r1 = nload(odd), r2 = nload(even + p.tiles),
+                     r3 = nload(odd + p.tiles);
+        nstore(lanes(v + (0 + q) * p.c + c) + off, r0 - r2);
+        nstore(lanes(v + (4 + q) * p.c + c) + off, r1 + r2);
+        nstore(lanes(v + (8 + q) * p.c + c) + off, r2 - r1);
+        nstore(lanes(v + (12 + q) * p.c + c) + off, r1 - r3);
+      }
   }
 }
 
@@ -184,16 +185,11 @@ void write_tiles(const Problem& p, float* plane, Vec y00, Vec y01, Vec y10, Vec 
 template <int kBlock>
 void output_packed(const Problem& p, const Vec* m, int64_t k0, int64_t t0, float* y) {
   for (int j = 0; j < kBlock; ++j) {
-    const auto at = [&](int q) { return m[q * kBlock + j]; };
-    Vec s0[4], s1[4];  // A^T M: the two output rows, columns not yet transformed
-    for (int q = 0; q < 4; ++q) {
-      s0[q] = at(q) + at(4 + q) + at(8 + q);
-      s1[q] = at(4 + q) - at(8 + q) - at(12 + q);
-    }
     const float bias = p.bias ? p.bias[k0 + j] : 0.0f;
-    write_tiles(p, y + (k0 + j) * p.oh * p.ow, s0[0] + s0[1] + s0[2] + bias,
-                s0[1] - s0[2] - s0[3] + bias, s1[0] + s1[1] + s1[2] + bias,
-                s1[1] - s1[2] - s1[3] + bias, t0);
+    float out[4][kLanes];
+    output_transform(lanes(m + j), kBlock * kLanes, bias, out);
+    write_tiles(p, y + (k0 + j) * p.oh * p.ow, load(out[0]), load(out[1]), load(out[2]),
+                load(out[3]), t0);
   }
 }
 
@@ -269,20 +265,9 @@ void grad_packed(const Problem& p, const float* gy, int64_t t0, float* dy) {
   for (int64_t o = 0; o < p.k; ++o) {
     Vec d[4];
     read_tiles(p, gy + o * p.oh * p.ow, t0, d);
-    Vec h[2][4];  // A applied to the columns of each of the tiles' two rows
-    for (int r = 0; r < 2; ++r) {
-      const Vec e = d[2 * r], od = d[2 * r + 1];
-      h[r][0] = e;
-      h[r][1] = e + od;
-      h[r][2] = e - od;
-      h[r][3] = -od;
-    }
-    for (int j = 0; j < 4; ++j) {
-      store(dy + ((0 + j) * p.k + o) * kLanes, h[0][j]);
-      store(dy + ((4 + j) * p.k + o) * kLanes, h[0][j] + h[1][j]);
-      store(dy + ((8 + j) * p.k + o) * kLanes, h[0][j] - h[1][j]);
-      store(dy + ((12 + j) * p.k + o) * kLanes, -h[1][j]);
-    }
+    float values[4][kLanes];
+    for (int ab = 0; ab < 4; ++ab) store(values[ab], d[ab]);
+    grad_transform(values[0], values[1], values[2], values[3], p.k, o, dy);
   }
 }
 
