@@ -108,8 +108,9 @@ struct Libtorch {
   static Tensor baddbmm(const Tensor& c, const Tensor& a, const Tensor& b) {
     return torch::baddbmm(c, a, b);
   }
-  static Tensor conv1d(const Tensor& x, const Tensor& w, int64_t padding, int64_t groups = 1) {
-    return torch::conv1d(x, w, {}, 1, padding, 1, groups);
+  static Tensor conv1d(const Tensor& x, const Tensor& w, int64_t padding, int64_t groups = 1,
+                       int64_t stride = 1) {
+    return torch::conv1d(x, w, {}, stride, padding, 1, groups);
   }
   static Tensor logical_not(const Tensor& mask) { return torch::logical_not(mask); }
   static Tensor masked_fill(const Tensor& a, const Tensor& mask, double v) {

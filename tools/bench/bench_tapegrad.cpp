@@ -107,8 +107,9 @@ struct Tapegrad {
   static Tensor baddbmm(const Tensor& c, const Tensor& a, const Tensor& b) {
     return tg::baddbmm(c, a, b);
   }
-  static Tensor conv1d(const Tensor& x, const Tensor& w, int64_t padding, int64_t groups = 1) {
-    return tg::conv1d(x, w, {}, {1}, {padding}, {1}, groups);
+  static Tensor conv1d(const Tensor& x, const Tensor& w, int64_t padding, int64_t groups = 1,
+                       int64_t stride = 1) {
+    return tg::conv1d(x, w, {}, {stride}, {padding}, {1}, groups);
   }
   static Tensor logical_not(const Tensor& mask) { return tg::logical_not(mask); }
   static Tensor masked_fill(const Tensor& a, const Tensor& mask, double v) {

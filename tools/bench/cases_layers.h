@@ -167,6 +167,21 @@ template <class L, bool backward> void conv1d(benchmark::State& state) {
   }
 }
 
+// A downsampling conv1d, as in an audio codec's encoder: x [16, 128, 1024], w [128, 128, 4],
+// stride 2, padding 1 (kernel twice the stride); forward+backward with x and w requiring grad.
+template <class L> void strided_conv1d_fwd_bwd(benchmark::State& state) {
+  L::seed(0);
+  typename L::Tensor x = L::randn({16, 128, 1024}), w = L::randn({128, 128, 4});
+  const typename L::Tensor g = L::randn({16, 128, 512});
+  x.requires_grad_();
+  w.requires_grad_();
+  for (auto _ : state) {
+    clear_grads<L>(x, w);
+    L::conv1d(x, w, 1, 1, 2).backward(g);
+    keep(x.grad());
+  }
+}
+
 // A depthwise causal conv1d, as in a Mamba or Conformer block: x [8, 256, 1024], w [256, 1, 4],
 // padding 3, groups 256; forward+backward with x and w requiring grad.
 template <class L> void depthwise_conv1d_fwd_bwd(benchmark::State& state) {
@@ -216,6 +231,7 @@ template <class L> std::vector<Case> cases() {
       {"baddbmm_32x128x64x128_f32", baddbmm<L>, kMs},
       {"conv1d_fwd_32x64x256_k5_f32", conv1d<L, false>, kMs},
       {"conv1d_fwd_bwd_32x64x256_k5_f32", conv1d<L, true>, kMs},
+      {"strided_conv1d_fwd_bwd_16x128x1024_k4_s2_f32", strided_conv1d_fwd_bwd<L>, kMs},
       {"depthwise_conv1d_fwd_bwd_8x256x1024_k4_f32", depthwise_conv1d_fwd_bwd<L>, kMs},
       {"depthwise_conv2d_fwd_bwd_32x64x28x28_3x3_f32", depthwise_conv2d_fwd_bwd<L>, kMs},
   };

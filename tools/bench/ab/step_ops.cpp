@@ -2,9 +2,10 @@
 // inputs made once (STEP_THREADS pool threads). Compiled once per library build (ab.sh). The
 // ops: tiny cumsum max prod topk sum_dim1 where cat1 logical_not masked_fill bce global_avg_pool
 // leaky_relu_fwd_bwd permute group_norm_fwd_bwd one_hot nll_loss_fwd_bwd sum_large conv1d
-// conv1d_fwd_bwd conv1d_grad_input conv2d_1xk conv2d_1xk_grad_input; the conv1d ops take their
-// shape from STEP_CONV="N,C,W,OC,K,PAD" (default 32,64,256,64,5,2), the 1 x k conv2d ones theirs
-// from STEP_CONV2D="N,C,H,W,OC,K,PAD" (default 32,64,28,28,128,1,0).
+// conv1d_fwd_bwd conv1d_grad_input conv2d_1xk conv2d_1xk_grad_input conv2d_3x3_fwd_bwd; the
+// conv1d ops take their shape from STEP_CONV="N,C,W,OC,K,PAD" (default 32,64,256,64,5,2), the
+// 1 x k conv2d ones theirs from STEP_CONV2D="N,C,H,W,OC,K,PAD" (default 32,64,28,28,128,1,0), the
+// 3x3 one (padding 1) from STEP_CONV3X3="N,C,H,W,OC" (default 32,16,28,28,32).
 #include <tapegrad/tapegrad.h>
 
 #include <cstdlib>
@@ -33,6 +34,10 @@ struct Inputs {
   tg::Tensor row_filter = tg::randn({conv2[4], conv2[1], 1, conv2[5]});
   tg::Tensor maps_grad =
       tg::randn({conv2[0], conv2[4], conv2[2], conv2[3] + 2 * conv2[6] - conv2[5] + 1});
+  std::vector<int64_t> conv3 = sizes("STEP_CONV3X3", {32, 16, 28, 28, 32});
+  tg::Tensor planes = tg::randn({conv3[0], conv3[1], conv3[2], conv3[3]});
+  tg::Tensor filter3x3 = tg::randn({conv3[4], conv3[1], 3, 3});
+  tg::Tensor planes_grad = tg::randn({conv3[0], conv3[4], conv3[2], conv3[3]});
   tg::Tensor signal = tg::randn({conv[0], conv[1], conv[2]});
   tg::Tensor filter = tg::randn({conv[3], conv[1], conv[4]});
   tg::Tensor signal_grad = tg::randn({conv[0], conv[3], conv[2] + 2 * conv[5] - conv[4] + 1});
@@ -118,6 +123,13 @@ double one(const std::string& op) {
     x.requires_grad_();
     w.requires_grad_();
     tg::conv1d(x, w, {}, {1}, {pad}).backward(in.signal_grad);
+    return x.grad().data<float>()[3] + w.grad().data<float>()[3];
+  }
+  if (op == "conv2d_3x3_fwd_bwd") {
+    tg::Tensor x = in.planes.detach(), w = in.filter3x3.detach();
+    x.requires_grad_();
+    w.requires_grad_();
+    tg::conv2d(x, w, {}, {1}, {1}).backward(in.planes_grad);
     return x.grad().data<float>()[3] + w.grad().data<float>()[3];
   }
   if (op == "sum_large") return tg::sum(in.large).item<float>();
