@@ -14,6 +14,10 @@
 #include <limits>
 #include <type_traits>
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 namespace tg::cpu::vec::impl {
 
 // |x| by clearing the sign bits (and the traits' fmin/fmax below by compare-and-select), inline:
@@ -106,11 +110,29 @@ struct Tanh {
 struct Sqrt {
   template <class V> static typename V::Vec f(typename V::Vec x) { return V::sqrt(x); }
 };
-// Whether any lane of a compare's result is set.
-template <class Mask> inline bool any_lane(Mask m) {
-  bool any = false;
-  for (int i = 0; i < static_cast<int>(sizeof(Mask) / sizeof(m[0])); ++i) any |= m[i] != 0;
-  return any;
+// Whether any lane of a compare's result is set. One test of the whole vector where the ISA has
+// it: a test per lane became one extract per lane, a fifth of log1p's time on AVX2. Over V too,
+// like everything here, so that each ISA's file has its own copy.
+template <class V, class Mask> inline bool any_lane(Mask m) {
+#ifdef __AVX512F__
+  if constexpr (sizeof(Mask) == 64) {
+    __m512i v;
+    __builtin_memcpy(&v, &m, sizeof v);
+    return _mm512_test_epi64_mask(v, v) != 0;
+  }
+#endif
+#ifdef __AVX__
+  if constexpr (sizeof(Mask) == 32) {
+    __m256i v;
+    __builtin_memcpy(&v, &m, sizeof v);
+    return !_mm256_testz_si256(v, v);
+  }
+#endif
+  uint64_t words[sizeof(Mask) / sizeof(uint64_t)];
+  __builtin_memcpy(words, &m, sizeof m);
+  uint64_t any = 0;
+  for (uint64_t w : words) any |= w;
+  return any != 0;
 }
 struct Pow {
   template <class V> static typename V::Vec f(typename V::Vec a, typename V::Vec b) {
@@ -125,7 +147,7 @@ struct Log1p {
     constexpr T kSleefMax = std::is_same_v<T, float> ? T(1e38) : T(1e307);
     const typename V::Vec y = V::log1p(x);
     const auto large = x > kSleefMax;
-    return any_lane(large) ? (large ? V::log(x) : y) : y;
+    return any_lane<V>(large) ? (large ? V::log(x) : y) : y;
   }
 };
 struct Expm1 {
