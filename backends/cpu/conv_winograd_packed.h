@@ -139,46 +139,33 @@ void write_rows(const Problem& p, float* plane, int a, const float* pairs, int64
   }
 }
 
-// The 2x2 outputs (y00 y01 / y10 y11) of the 16 tiles from t0 into one output plane. When the
-// tiles are 4 or 8 whole tile rows of an even-sized output (the digits' 8x8), their outputs are
-// the 64 consecutive floats from output row 2 t0 / tiles: four stores of shuffled lanes.
-void write_tiles(const Problem& p, float* plane, Vec y00, Vec y01, Vec y10, Vec y11, int64_t t0) {
-  const Vec r0lo =
-      __builtin_shufflevector(y00, y01, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const Vec r0hi = __builtin_shufflevector(y00, y01, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
-                                           14, 30, 15, 31);
-  const Vec r1lo =
-      __builtin_shufflevector(y10, y11, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const Vec r1hi = __builtin_shufflevector(y10, y11, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
-                                           14, 30, 15, 31);
+// The 2x2 outputs y[2 a + b] of the 16 tiles from t0 into one output plane: row a of the tiles
+// as pairs (columns 2 tc, 2 tc + 1 interleaved). When the tiles are 4 or 8 whole tile rows of an
+// even-sized output (the digits' 8x8), those pairs are the 64 consecutive floats from output row
+// 2 t0 / tiles, in runs of 16 or 8. Plain loops over floats: GCC vectorises them with the ISA's
+// own shuffles, where 16-float vector shuffles went through the stack on AVX2.
+void write_tiles(const Problem& p, float* plane, const float (*y)[kLanes], int64_t t0) {
+  float pairs[2][2 * kLanes];
+  for (int a = 0; a < 2; ++a)
+    for (int l = 0; l < kLanes; ++l) {
+      pairs[a][2 * l] = y[2 * a][l];
+      pairs[a][2 * l + 1] = y[2 * a + 1][l];
+    }
   const bool whole = p.ow == 2 * p.tiles && 2 * (t0 / p.tiles + kLanes / p.tiles) <= p.oh &&
                      t0 + kLanes <= p.flat_tiles;
-  float* out = plane + 2 * (t0 / p.tiles) * p.ow;
-  if (whole && p.tiles == 8) {  // rows of 16: row 0 of tile row 0, row 1, then tile row 1
-    store(out, r0lo);
-    store(out + kLanes, r1lo);
-    store(out + 2 * kLanes, r0hi);
-    store(out + 3 * kLanes, r1hi);
+  if (whole && (p.tiles == 8 || p.tiles == 4)) {
+    // Output rows of 2 * tiles: tile row k's rows 2k and 2k + 1 are pairs[0] and pairs[1]
+    // from 2 * tiles * k.
+    const int64_t row = 2 * p.tiles;
+    float* out = plane + 2 * (t0 / p.tiles) * p.ow;
+    for (int64_t k = 0; k < 2 * kLanes / row; ++k, out += 2 * row) {
+      __builtin_memcpy(out, pairs[0] + k * row, static_cast<size_t>(row) * sizeof(float));
+      __builtin_memcpy(out + row, pairs[1] + k * row, static_cast<size_t>(row) * sizeof(float));
+    }
     return;
   }
-  if (whole && p.tiles == 4) {  // rows of 8: two output rows per store
-    store(out, __builtin_shufflevector(r0lo, r1lo, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21,
-                                       22, 23));
-    store(out + kLanes, __builtin_shufflevector(r0lo, r1lo, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25,
-                                                26, 27, 28, 29, 30, 31));
-    store(out + 2 * kLanes, __builtin_shufflevector(r0hi, r1hi, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18,
-                                                    19, 20, 21, 22, 23));
-    store(out + 3 * kLanes, __builtin_shufflevector(r0hi, r1hi, 8, 9, 10, 11, 12, 13, 14, 15, 24,
-                                                    25, 26, 27, 28, 29, 30, 31));
-    return;
-  }
-  float pairs[2 * kLanes];
-  store(pairs, r0lo);
-  store(pairs + kLanes, r0hi);
-  write_rows(p, plane, 0, pairs, t0);
-  store(pairs, r1lo);
-  store(pairs + kLanes, r1hi);
-  write_rows(p, plane, 1, pairs, t0);
+  write_rows(p, plane, 0, pairs[0], t0);
+  write_rows(p, plane, 1, pairs[1], t0);
 }
 
 // y = A^T M A + bias for output channels k0 .. k0 + kBlock, the 16 tiles from t0.
@@ -188,8 +175,7 @@ void output_packed(const Problem& p, const Vec* m, int64_t k0, int64_t t0, float
     const float bias = p.bias ? p.bias[k0 + j] : 0.0f;
     float out[4][kLanes];
     output_transform(lanes(m + j), kBlock * kLanes, bias, out);
-    write_tiles(p, y + (k0 + j) * p.oh * p.ow, load(out[0]), load(out[1]), load(out[2]),
-                load(out[3]), t0);
+    write_tiles(p, y + (k0 + j) * p.oh * p.ow, out, t0);
   }
 }
 
@@ -219,55 +205,41 @@ void packed_image(const Problem& p, const float* x, float* y, float* scratch) {
 
 // ---- the weight gradient over the packed layout (see weight_image) ---------------------------
 
-// The 2x2 values (y00 y01 / y10 y11) of the 16 tiles from t0 of one [OH, OW] plane, zero past
-// it: write_tiles' inverse, with the same shortcut for whole rows of 4 or 8 tiles.
-void read_tiles(const Problem& p, const float* plane, int64_t t0, Vec y[4]) {
+// The 2x2 values y[2 a + b] of the 16 tiles from t0 of one [OH, OW] plane, zero past it:
+// write_tiles' inverse, with the same shortcut for whole rows of 4 or 8 tiles.
+void read_tiles(const Problem& p, const float* plane, int64_t t0, float (*y)[kLanes]) {
   const bool whole = p.ow == 2 * p.tiles && 2 * (t0 / p.tiles + kLanes / p.tiles) <= p.oh &&
                      t0 + kLanes <= p.flat_tiles;
   if (whole && (p.tiles == 4 || p.tiles == 8)) {
+    const int64_t row = 2 * p.tiles;
     const float* in = plane + 2 * (t0 / p.tiles) * p.ow;
-    const Vec z0 = load(in), z1 = load(in + kLanes), z2 = load(in + 2 * kLanes),
-              z3 = load(in + 3 * kLanes);
-    Vec r0lo = z0, r1lo = z1, r0hi = z2, r1hi = z3;  // rows of 16: as written
-    if (p.tiles == 4) {                              // rows of 8: two output rows per vector
-      r0lo =
-          __builtin_shufflevector(z0, z1, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
-      r1lo = __builtin_shufflevector(z0, z1, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29,
-                                     30, 31);
-      r0hi =
-          __builtin_shufflevector(z2, z3, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
-      r1hi = __builtin_shufflevector(z2, z3, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29,
-                                     30, 31);
+    float pairs[2][2 * kLanes];
+    for (int64_t k = 0; k < 2 * kLanes / row; ++k, in += 2 * row) {
+      __builtin_memcpy(pairs[0] + k * row, in, static_cast<size_t>(row) * sizeof(float));
+      __builtin_memcpy(pairs[1] + k * row, in + row, static_cast<size_t>(row) * sizeof(float));
     }
-    y[0] = __builtin_shufflevector(r0lo, r0hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
-                                   28, 30);
-    y[1] = __builtin_shufflevector(r0lo, r0hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27,
-                                   29, 31);
-    y[2] = __builtin_shufflevector(r1lo, r1hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
-                                   28, 30);
-    y[3] = __builtin_shufflevector(r1lo, r1hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27,
-                                   29, 31);
+    for (int a = 0; a < 2; ++a)
+      for (int l = 0; l < kLanes; ++l) {
+        y[2 * a][l] = pairs[a][2 * l];
+        y[2 * a + 1][l] = pairs[a][2 * l + 1];
+      }
     return;
   }
-  float lanes[4][kLanes];
   for (int l = 0; l < kLanes; ++l) {
     const int64_t t = t0 + l, tr = t / p.tiles, tc = t % p.tiles;
     for (int ab = 0; ab < 4; ++ab) {
       const int64_t oy = 2 * tr + ab / 2, ox = 2 * tc + ab % 2;
-      lanes[ab][l] = t < p.flat_tiles && oy < p.oh && ox < p.ow ? plane[oy * p.ow + ox] : 0.0f;
+      y[ab][l] = t < p.flat_tiles && oy < p.oh && ox < p.ow ? plane[oy * p.ow + ox] : 0.0f;
     }
   }
-  for (int ab = 0; ab < 4; ++ab) y[ab] = load(lanes[ab]);
 }
 
 // dy[(q * K + o) * 16 + t]: A dy A^T for the 16 tiles from t0, every channel o.
 void grad_packed(const Problem& p, const float* gy, int64_t t0, float* dy) {
   for (int64_t o = 0; o < p.k; ++o) {
-    Vec d[4];
+    float d[4][kLanes];
     read_tiles(p, gy + o * p.oh * p.ow, t0, d);
-    float values[4][kLanes];
-    for (int ab = 0; ab < 4; ++ab) store(values[ab], d[ab]);
-    grad_transform(values[0], values[1], values[2], values[3], p.k, o, dy);
+    grad_transform(d[0], d[1], d[2], d[3], p.k, o, dy);
   }
 }
 
