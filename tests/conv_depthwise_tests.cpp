@@ -1,11 +1,13 @@
 // Depthwise convs (groups = input channels = output channels), which run plane by plane
 // (backends/cpu/conv_depthwise.h): conv1d and conv2d of several kernel sizes, strides, paddings
 // and dilations, forward and both gradients against their definitions summed in float64, in
-// float32 and float64, and the same bits at 1 and 2 threads.
+// float32 and float64, and the same bits at 1 and 2 threads; taps outside the input adding
+// nothing, with signed zeros and infinite weights.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,8 @@ TEST_CASE("depthwise convs: forward and both gradients in float32 and float64, a
       {3, 6, 1, 45, 1, 4, 1, 1, 0, 3, 1, 1, true, true},   // a causal conv1d, k = 4
       {2, 3, 1, 31, 1, 5, 1, 2, 0, 1, 1, 3, true, false},  // conv1d, stride 2, dilation 3
       {2, 3, 4, 4, 1, 1, 1, 1, 0, 0, 1, 1, false, true},   // 1x1
+      {2, 3, 12, 28, 3, 3, 1, 1, 2, 2, 2, 2, false, true},  // rows of 28, dilation 2
+      {1, 2, 5, 8, 7, 5, 1, 1, 3, 2, 1, 1, false, true},    // a kernel taller than the image
   };
   for (size_t k = 0; k < cases.size(); ++k) {
     const DepthwiseCase& t = cases[k];
@@ -108,5 +112,40 @@ TEST_CASE("depthwise convs: forward and both gradients in float32 and float64, a
       check_within_sums("grad input", one[1], want.gx, want.gx_abs, tol);
       check_within_sums("grad weight", one[2], want.gw, want.gw_abs, tol);
     }
+  }
+}
+
+// The stride-1 kernels read staged padding for the taps outside the input, made so that each such
+// product is exactly -0 (which leaves a sum as it is); channels with an infinite weight keep the
+// walk that skips those taps. Both must give what skipping gives.
+TEST_CASE(
+    "depthwise convs: taps outside the input add nothing, with signed zeros and inf weights") {
+  for (DType dtype : {kFloat32, kFloat64}) {
+    INFO(dtype_name(dtype));
+    // -0 inputs and bias: channel 0's weights +1 (every product -0: the outputs stay -0), channel
+    // 1's -1 (products +0: the outputs become +0).
+    const Tensor x = full({1, 2, 9, 12}, -0.0, dtype);
+    const Tensor w = cat({ones({1, 1, 3, 3}, dtype), -ones({1, 1, 3, 3}, dtype)}, 0);
+    const Tensor y = conv2d(x, w, full({2}, -0.0, dtype), {1}, {1}, {1}, 2);
+    const std::vector<double> v = y.to_vector<double>();
+    const size_t plane = 9 * 12;
+    int64_t wrong = 0;
+    for (size_t k = 0; k < v.size(); ++k) wrong += v[k] != 0 || std::signbit(v[k]) != (k < plane);
+    CHECK(wrong == 0);
+
+    // An infinite weight at tap (0, 0): the corner output that tap does not reach stays finite
+    // (the four inside taps of ones), as does the input gradient's opposite corner.
+    std::vector<double> taps(9, 1.0);
+    taps[0] = std::numeric_limits<double>::infinity();
+    const Tensor winf = tensor(taps, {1, 1, 3, 3}).to(dtype);
+    const Tensor ones_in = ones({1, 1, 9, 12}, dtype);
+    const std::vector<double> yi =
+        conv2d(ones_in, winf, Tensor(), {1}, {1}, {1}, 1).to_vector<double>();
+    CHECK(yi.front() == 4.0);
+    CHECK(std::isinf(yi.back()));
+    const std::vector<double> gx =
+        conv_backward_input(ones_in, winf, {1, 1, 9, 12}, {1}, {1}, {1}, 1).to_vector<double>();
+    CHECK(gx.back() == 4.0);
+    CHECK(std::isinf(gx.front()));
   }
 }

@@ -3,6 +3,7 @@
 #include <tapegrad/backends/cpu/conv_depthwise.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -95,6 +96,91 @@ int64_t grain(const ConvGeometry& g) {
   return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(g.oh * g.ow * g.kh * g.kw, 1));
 }
 
+// ---- Stride-1 planes as dense stencils ------------------------------------------------------
+// With stride 1 (both dims) every output of a plane is init + the sum over all taps of w times a
+// staged plane's value, the taps in a fixed order, each output a vector lane: no bounds checks,
+// no per-tap axpy over short rows (rows of 28: 3 vectors and 4 single values per tap, the row
+// reloaded and stored each time). The taps that the axpy walk skips (outside the input) read
+// staged padding whose product is exactly -0, which leaves any sum unchanged (x + -0 = x, also for
+// x = +-0): a tap whose weight has its sign bit clear reads a plane padded with -0, the others
+// one padded with +0. So the results are the axpy walk's bit for bit, given finite weights (inf
+// or NaN times a zero is NaN: such channels keep the walk) and, in the forward, a bias that is
+// not NaN (a signalling one would come out quieted where no tap reads inside).
+
+// One tap of a stencil: out += w * plane[(r + row) * width + c + col].
+template <typename T> struct StencilTap {
+  T w;
+  const T* plane;
+  int64_t row, col;
+};
+constexpr int kMaxStencilTaps = 64;
+
+// The region [r0, r0 + rows) x [c0, c0 + cols) of a [h, w] plane, values outside it `pad`.
+template <typename T> [[gnu::always_inline]] inline void stage_region(const T* src, int64_t h,
+                                                                      int64_t w, int64_t r0,
+                                                                      int64_t rows, int64_t c0,
+                                                                      int64_t cols, T pad, T* dst) {
+  for (int64_t r = 0; r < rows; ++r, dst += cols) {
+    const int64_t sr = r0 + r;
+    if (sr < 0 || sr >= h) {
+      std::fill(dst, dst + cols, pad);
+      continue;
+    }
+    const int64_t lo = std::clamp<int64_t>(-c0, 0, cols),
+                  hi = std::clamp<int64_t>(w - c0, lo, cols);
+    std::fill(dst, dst + lo, pad);
+    std::copy(src + sr * w + c0 + lo, src + sr * w + c0 + hi, dst + lo);
+    std::fill(dst + hi, dst + cols, pad);
+  }
+}
+
+// out[r][c] (rows x cols, row stride cols) = init + the taps' products in order, 4 vectors of a
+// row side by side (their chains of dependent adds overlap), the row's last vectors overlapping
+// the ones before (the same value computed twice) instead of a scalar tail. cols >= lanes.
+template <typename T>
+[[gnu::always_inline]] inline void run_stencil(const StencilTap<T>* taps, int count, T init,
+                                               int64_t width, int64_t rows, int64_t cols, T* out) {
+  typedef T Vec __attribute__((vector_size(32)));
+  constexpr int64_t kLanes = 32 / sizeof(T);
+  const Vec start = init - Vec{};  // a broadcast (0 + init would turn -0 into +0)
+  for (int64_t r = 0; r < rows; ++r, out += cols)
+    for (int64_t c = 0; c < cols; c += 4 * kLanes) {
+      int64_t at[4];
+      for (int k = 0; k < 4; ++k) at[k] = std::min(c + k * kLanes, cols - kLanes);
+      Vec a0 = start, a1 = start, a2 = start, a3 = start;
+      for (int t = 0; t < count; ++t) {
+        const Vec wv = taps[t].w - Vec{};
+        const T* row = taps[t].plane + (r + taps[t].row) * width + taps[t].col;
+        Vec x0, x1, x2, x3;
+        __builtin_memcpy(&x0, row + at[0], sizeof x0);
+        __builtin_memcpy(&x1, row + at[1], sizeof x1);
+        __builtin_memcpy(&x2, row + at[2], sizeof x2);
+        __builtin_memcpy(&x3, row + at[3], sizeof x3);
+        a0 += wv * x0;  // a multiply, then an add: no FMA, as the walk
+        a1 += wv * x1;
+        a2 += wv * x2;
+        a3 += wv * x3;
+      }
+      __builtin_memcpy(out + at[0], &a0, sizeof a0);
+      __builtin_memcpy(out + at[1], &a1, sizeof a1);
+      __builtin_memcpy(out + at[2], &a2, sizeof a2);
+      __builtin_memcpy(out + at[3], &a3, sizeof a3);
+    }
+}
+
+template <typename T> bool finite_filter(const T* wc, int64_t taps) {
+  for (int64_t t = 0; t < taps; ++t)
+    if (!std::isfinite(wc[t])) return false;
+  return true;
+}
+
+// Whether the stride-1 stencils take this conv (else the axpy walk).
+template <typename T> bool stencil_fits(const ConvGeometry& g) {
+  constexpr int64_t kLanes = 32 / sizeof(T);
+  return g.sh == 1 && g.sw == 1 && g.kh * g.kw <= kMaxStencilTaps && g.ow >= kLanes &&
+         g.w >= kLanes;
+}
+
 }  // namespace
 
 bool fits(const ConvGeometry& g) {
@@ -103,13 +189,35 @@ bool fits(const ConvGeometry& g) {
 
 template <typename T>
 void forward(const T* x, const T* w, const T* bias, const ConvGeometry& g, T* y) {
+  const bool stencil = stencil_fits<T>(g);
   parallel_for(0, g.n * g.c, grain(g), [&](int64_t lo_plane, int64_t hi_plane) {
     const TapColumns cols(g);
+    std::vector<T> stage(
+        stencil ? static_cast<size_t>(2 * (g.oh + (g.kh - 1) * g.dh) * (g.ow + (g.kw - 1) * g.dw))
+                : 0);
     run_widest([&]() __attribute__((always_inline)) {
       for (int64_t p = lo_plane; p < hi_plane; ++p) {
         const int64_t c = p % g.c;
         const T* xp = x + p * g.h * g.w;
         const T* wc = w + c * g.kh * g.kw;
+        const T b = bias ? bias[c] : T(0);
+        if (stencil && b == b && finite_filter(wc, g.kh * g.kw)) {
+          // x's rows -ph .. and columns -pw .., as far as the last output's last tap reads.
+          const int64_t rows = g.oh + (g.kh - 1) * g.dh, cols = g.ow + (g.kw - 1) * g.dw;
+          T* minus = stage.data();
+          T* plus = minus + rows * cols;
+          stage_region(xp, g.h, g.w, -g.ph, rows, -g.pw, cols, T(-0.0), minus);
+          stage_region(xp, g.h, g.w, -g.ph, rows, -g.pw, cols, T(0), plus);
+          StencilTap<T> taps[kMaxStencilTaps];
+          for (int64_t i = 0; i < g.kh; ++i)
+            for (int64_t j = 0; j < g.kw; ++j) {
+              const T wt = wc[i * g.kw + j];
+              taps[i * g.kw + j] = {wt, std::signbit(wt) ? plus : minus, i * g.dh, j * g.dw};
+            }
+          run_stencil(taps, static_cast<int>(g.kh * g.kw), b, cols, g.oh, g.ow,
+                      y + p * g.oh * g.ow);
+          continue;
+        }
         for (int64_t oh = 0; oh < g.oh; ++oh) {
           T* yr = y + (p * g.oh + oh) * g.ow;
           std::fill(yr, yr + g.ow, bias ? bias[c] : T(0));
@@ -126,13 +234,39 @@ void forward(const T* x, const T* w, const T* bias, const ConvGeometry& g, T* y)
 // gx[ih][ow * sw + off] += w[i][j] gy[oh][ow] over the taps in (oh, i, j) order: the adjoint
 // of forward, each plane's sums in one task.
 template <typename T> void backward_input(const T* gy, const T* w, const ConvGeometry& g, T* gx) {
+  const bool stencil = stencil_fits<T>(g);
   parallel_for(0, g.n * g.c, grain(g), [&](int64_t lo_plane, int64_t hi_plane) {
     const TapColumns cols(g);
+    std::vector<T> stage(
+        stencil ? static_cast<size_t>(2 * (g.h + (g.kh - 1) * g.dh) * (g.w + (g.kw - 1) * g.dw))
+                : 0);
     run_widest([&]() __attribute__((always_inline)) {
       for (int64_t p = lo_plane; p < hi_plane; ++p) {
         const int64_t c = p % g.c;
         T* gxp = gx + p * g.h * g.w;
         const T* wc = w + c * g.kh * g.kw;
+        if (stencil && finite_filter(wc, g.kh * g.kw)) {
+          // gx[ih][iw] sums w[i][j] gy[ih + ph - i dh][iw + pw - j dw] with i from the last (the
+          // walk adds output rows in order), j in order: gy staged from row ph - (kh - 1) dh and
+          // column pw - (kw - 1) dw.
+          const int64_t rows = g.h + (g.kh - 1) * g.dh, cols = g.w + (g.kw - 1) * g.dw;
+          T* minus = stage.data();
+          T* plus = minus + rows * cols;
+          const T* gyp = gy + p * g.oh * g.ow;
+          const int64_t r0 = g.ph - (g.kh - 1) * g.dh, c0 = g.pw - (g.kw - 1) * g.dw;
+          stage_region(gyp, g.oh, g.ow, r0, rows, c0, cols, T(-0.0), minus);
+          stage_region(gyp, g.oh, g.ow, r0, rows, c0, cols, T(0), plus);
+          StencilTap<T> taps[kMaxStencilTaps];
+          int count = 0;
+          for (int64_t i = g.kh - 1; i >= 0; --i)
+            for (int64_t j = 0; j < g.kw; ++j) {
+              const T wt = wc[i * g.kw + j];
+              taps[count++] = {wt, std::signbit(wt) ? plus : minus, (g.kh - 1 - i) * g.dh,
+                               (g.kw - 1 - j) * g.dw};
+            }
+          run_stencil(taps, count, T(0), cols, g.h, g.w, gxp);
+          continue;
+        }
         std::fill(gxp, gxp + g.h * g.w, T(0));
         for (int64_t oh = 0; oh < g.oh; ++oh) {
           const T* gyr = gy + (p * g.oh + oh) * g.ow;
