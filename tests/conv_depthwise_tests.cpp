@@ -147,5 +147,17 @@ TEST_CASE(
         conv_backward_input(ones_in, winf, {1, 1, 9, 12}, {1}, {1}, {1}, 1).to_vector<double>();
     CHECK(gx.back() == 4.0);
     CHECK(std::isinf(gx.front()));
+
+    // An infinite output gradient at the corner of image 0: tap (0, 0), which reads outside
+    // there, keeps a finite weight gradient (88 inside positions per image, of ones), tap (1, 1)
+    // reads x[0][0] there and is inf.
+    std::vector<double> g(2 * 9 * 12, 1.0);
+    g[0] = std::numeric_limits<double>::infinity();
+    const Tensor gw =
+        conv_backward_weight(tensor(g, {2, 1, 9, 12}).to(dtype), ones({2, 1, 9, 12}, dtype),
+                             {1, 1, 3, 3}, {1}, {1}, {1}, 1);
+    const std::vector<double> gwv = gw.to_vector<double>();
+    CHECK(gwv[0] == 176.0);
+    CHECK(std::isinf(gwv[4]));
   }
 }

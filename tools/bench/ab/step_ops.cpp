@@ -3,11 +3,13 @@
 // ops: tiny cumsum max prod topk sum_dim1 where cat1 logical_not masked_fill bce global_avg_pool
 // leaky_relu_fwd_bwd permute group_norm_fwd_bwd one_hot nll_loss_fwd_bwd sum_large conv1d
 // conv1d_fwd_bwd conv1d_grad_input conv2d_1xk conv2d_1xk_grad_input conv2d_3x3_fwd_bwd
-// depthwise_3x3_fwd_bwd; the
+// depthwise_3x3_fwd_bwd depthwise_causal_fwd_bwd; the
 // conv1d ops take their shape from STEP_CONV="N,C,W,OC,K,PAD" (default 32,64,256,64,5,2), the
 // 1 x k conv2d ones theirs from STEP_CONV2D="N,C,H,W,OC,K,PAD" (default 32,64,28,28,128,1,0), the
 // 3x3 one (padding 1) from STEP_CONV3X3="N,C,H,W,OC" (default 32,16,28,28,32);
-// depthwise_3x3_fwd_bwd runs a depthwise 3x3 (padding 1) on images [32, 64, 28, 28].
+// depthwise_3x3_fwd_bwd runs a depthwise 3x3 (padding 1) on images STEP_DW="N,C,H,W" (default
+// 32,64,28,28),
+// depthwise_causal_fwd_bwd a causal depthwise conv1d (k = 4, padding 3) on [8, 256, 1024].
 #include <tapegrad/tapegrad.h>
 
 #include <cstdlib>
@@ -27,8 +29,12 @@ struct Inputs {
   tg::Tensor probs = tg::rand({1 << 22});           // targets in [0, 1)
   tg::Tensor large = tg::randn({1 << 24});          // sum_large: beyond the L3
   tg::Tensor channel = tg::randn({64});             // the images' per-channel weight
-  tg::Tensor depthwise = tg::randn({64, 1, 3, 3});  // a 3x3 filter per image channel
-  tg::Tensor ids = tg::randint(0, 512, {4096});     // class ids
+  std::vector<int64_t> dw = sizes("STEP_DW", {32, 64, 28, 28});
+  tg::Tensor planes_dw = tg::randn({dw[0], dw[1], dw[2], dw[3]});
+  tg::Tensor depthwise = tg::randn({dw[1], 1, 3, 3});  // a 3x3 filter per plane
+  tg::Tensor sequence = tg::randn({8, 256, 1024}), causal = tg::randn({256, 1, 4});
+  tg::Tensor sequence_grad = tg::randn({8, 256, 1027});
+  tg::Tensor ids = tg::randint(0, 512, {4096});  // class ids
   tg::Tensor logp = tg::randn({512, 1000}), target = tg::randint(0, 1000, {512});
   std::vector<int64_t> conv = sizes("STEP_CONV", {32, 64, 256, 64, 5, 2});  // N, C, W, OC, K, PAD
   // N, C, H, W, OC, K, PAD of a conv2d with a 1 x K kernel and padding (0, PAD)
@@ -136,10 +142,17 @@ double one(const std::string& op) {
     return x.grad().data<float>()[3] + w.grad().data<float>()[3];
   }
   if (op == "depthwise_3x3_fwd_bwd") {
-    tg::Tensor x = in.images.detach(), w = in.depthwise.detach();
+    tg::Tensor x = in.planes_dw.detach(), w = in.depthwise.detach();
     x.requires_grad_();
     w.requires_grad_();
-    tg::conv2d(x, w, {}, {1}, {1}, {1}, 64).backward(in.images);
+    tg::conv2d(x, w, {}, {1}, {1}, {1}, in.dw[1]).backward(in.planes_dw);
+    return x.grad().data<float>()[3] + w.grad().data<float>()[3];
+  }
+  if (op == "depthwise_causal_fwd_bwd") {
+    tg::Tensor x = in.sequence.detach(), w = in.causal.detach();
+    x.requires_grad_();
+    w.requires_grad_();
+    tg::conv1d(x, w, {}, {1}, {3}, {1}, 256).backward(in.sequence_grad);
     return x.grad().data<float>()[3] + w.grad().data<float>()[3];
   }
   if (op == "sum_large") return tg::sum(in.large).item<float>();
