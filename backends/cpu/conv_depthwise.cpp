@@ -183,6 +183,27 @@ template <typename T>
     }
 }
 
+// out (rows x cols) = init + taps[0, count) in order over the region of src (an [h, w] plane)
+// from row r0, column c0, as far as a tap's offset (at most reach_rows, reach_cols) takes it. The
+// region is staged twice, padded with -0 and with +0, and each tap reads the copy whose padding
+// times its weight is -0 (taps' planes are set here).
+template <typename T>
+[[gnu::always_inline]] inline void stencil_plane(const T* src, int64_t h, int64_t w, int64_t r0,
+                                                 int64_t c0, int64_t reach_rows, int64_t reach_cols,
+                                                 StencilTap<T>* taps, int count, T init,
+                                                 int64_t rows, int64_t cols, std::vector<T>& stage,
+                                                 T* out) {
+  const int64_t region_rows = rows + reach_rows, width = cols + reach_cols;
+  const size_t need = static_cast<size_t>(2 * region_rows * width);
+  if (stage.size() < need) stage.resize(need);
+  T* minus = stage.data();
+  T* plus = minus + region_rows * width;
+  stage_region(src, h, w, r0, region_rows, c0, width, T(-0.0), minus);
+  stage_region(src, h, w, r0, region_rows, c0, width, T(0), plus);
+  for (int t = 0; t < count; ++t) taps[t].plane = std::signbit(taps[t].w) ? plus : minus;
+  run_stencil(taps, count, init, width, rows, cols, out);
+}
+
 // Whether the stride-1 stencils take this conv (else the axpy walk): rows of at least a vector
 // and at most 256 outputs. On long rows the walk's axpys have no tails to speak of, and staging
 // the planes cost more than the stencil saved (a causal conv1d on rows of 1024: 1.11x the walk's
@@ -255,9 +276,7 @@ void forward(const T* x, const T* w, const T* bias, const ConvGeometry& g, T* y)
   const bool stencil = stencil_fits<T>(g);
   parallel_for(0, g.n * g.c, grain(g), [&](int64_t lo_plane, int64_t hi_plane) {
     const TapColumns cols(g);
-    std::vector<T> stage(
-        stencil ? static_cast<size_t>(2 * (g.oh + (g.kh - 1) * g.dh) * (g.ow + (g.kw - 1) * g.dw))
-                : 0);
+    std::vector<T> stage;  // the stencils' staged planes, sized by stencil_plane
     run_widest([&]() __attribute__((always_inline)) {
       for (int64_t p = lo_plane; p < hi_plane; ++p) {
         const int64_t c = p % g.c;
@@ -265,20 +284,13 @@ void forward(const T* x, const T* w, const T* bias, const ConvGeometry& g, T* y)
         const T* wc = w + c * g.kh * g.kw;
         const T b = bias ? bias[c] : T(0);
         if (stencil && b == b && all_finite(wc, g.kh * g.kw)) {
-          // x's rows -ph .. and columns -pw .., as far as the last output's last tap reads.
-          const int64_t rows = g.oh + (g.kh - 1) * g.dh, cols = g.ow + (g.kw - 1) * g.dw;
-          T* minus = stage.data();
-          T* plus = minus + rows * cols;
-          stage_region(xp, g.h, g.w, -g.ph, rows, -g.pw, cols, T(-0.0), minus);
-          stage_region(xp, g.h, g.w, -g.ph, rows, -g.pw, cols, T(0), plus);
+          // x's rows from -ph and columns from -pw; tap (i, j) at offset (i dh, j dw).
           StencilTap<T> taps[kMaxStencilTaps];
           for (int64_t i = 0; i < g.kh; ++i)
-            for (int64_t j = 0; j < g.kw; ++j) {
-              const T wt = wc[i * g.kw + j];
-              taps[i * g.kw + j] = {wt, std::signbit(wt) ? plus : minus, i * g.dh, j * g.dw};
-            }
-          run_stencil(taps, static_cast<int>(g.kh * g.kw), b, cols, g.oh, g.ow,
-                      y + p * g.oh * g.ow);
+            for (int64_t j = 0; j < g.kw; ++j)
+              taps[i * g.kw + j] = {wc[i * g.kw + j], nullptr, i * g.dh, j * g.dw};
+          stencil_plane(xp, g.h, g.w, -g.ph, -g.pw, (g.kh - 1) * g.dh, (g.kw - 1) * g.dw, taps,
+                        static_cast<int>(g.kh * g.kw), b, g.oh, g.ow, stage, y + p * g.oh * g.ow);
           continue;
         }
         for (int64_t oh = 0; oh < g.oh; ++oh) {
@@ -300,9 +312,7 @@ template <typename T> void backward_input(const T* gy, const T* w, const ConvGeo
   const bool stencil = stencil_fits<T>(g);
   parallel_for(0, g.n * g.c, grain(g), [&](int64_t lo_plane, int64_t hi_plane) {
     const TapColumns cols(g);
-    std::vector<T> stage(
-        stencil ? static_cast<size_t>(2 * (g.h + (g.kh - 1) * g.dh) * (g.w + (g.kw - 1) * g.dw))
-                : 0);
+    std::vector<T> stage;  // the stencils' staged planes, sized by stencil_plane
     run_widest([&]() __attribute__((always_inline)) {
       for (int64_t p = lo_plane; p < hi_plane; ++p) {
         const int64_t c = p % g.c;
@@ -310,24 +320,17 @@ template <typename T> void backward_input(const T* gy, const T* w, const ConvGeo
         const T* wc = w + c * g.kh * g.kw;
         if (stencil && all_finite(wc, g.kh * g.kw)) {
           // gx[ih][iw] sums w[i][j] gy[ih + ph - i dh][iw + pw - j dw] with i from the last (the
-          // walk adds output rows in order), j in order: gy staged from row ph - (kh - 1) dh and
-          // column pw - (kw - 1) dw.
-          const int64_t rows = g.h + (g.kh - 1) * g.dh, cols = g.w + (g.kw - 1) * g.dw;
-          T* minus = stage.data();
-          T* plus = minus + rows * cols;
-          const T* gyp = gy + p * g.oh * g.ow;
-          const int64_t r0 = g.ph - (g.kh - 1) * g.dh, c0 = g.pw - (g.kw - 1) * g.dw;
-          stage_region(gyp, g.oh, g.ow, r0, rows, c0, cols, T(-0.0), minus);
-          stage_region(gyp, g.oh, g.ow, r0, rows, c0, cols, T(0), plus);
+          // walk adds output rows in order), j in order: gy's rows from ph - (kh - 1) dh and
+          // columns from pw - (kw - 1) dw, tap (i, j) at offset ((kh - 1 - i) dh, (kw - 1 - j) dw).
           StencilTap<T> taps[kMaxStencilTaps];
           int count = 0;
           for (int64_t i = g.kh - 1; i >= 0; --i)
-            for (int64_t j = 0; j < g.kw; ++j) {
-              const T wt = wc[i * g.kw + j];
-              taps[count++] = {wt, std::signbit(wt) ? plus : minus, (g.kh - 1 - i) * g.dh,
+            for (int64_t j = 0; j < g.kw; ++j)
+              taps[count++] = {wc[i * g.kw + j], nullptr, (g.kh - 1 - i) * g.dh,
                                (g.kw - 1 - j) * g.dw};
-            }
-          run_stencil(taps, count, T(0), cols, g.h, g.w, gxp);
+          const int64_t reach_rows = (g.kh - 1) * g.dh, reach_cols = (g.kw - 1) * g.dw;
+          stencil_plane(gy + p * g.oh * g.ow, g.oh, g.ow, g.ph - reach_rows, g.pw - reach_cols,
+                        reach_rows, reach_cols, taps, count, T(0), g.h, g.w, stage, gxp);
           continue;
         }
         std::fill(gxp, gxp + g.h * g.w, T(0));
