@@ -69,6 +69,9 @@ TEST_CASE("depthwise convs: forward and both gradients in float32 and float64, a
       {2, 3, 4, 4, 1, 1, 1, 1, 0, 0, 1, 1, false, true},   // 1x1
       {2, 3, 12, 28, 3, 3, 1, 1, 2, 2, 2, 2, false, true},  // rows of 28, dilation 2
       {1, 2, 5, 8, 7, 5, 1, 1, 3, 2, 1, 1, false, true},    // a kernel taller than the image
+      {1, 2, 3, 300, 3, 3, 1, 1, 1, 1, 1, 1, false, true},  // long rows (the stencils)
+      {2, 2, 1, 40, 3, 3, 1, 1, 1, 1, 1, 1, false, true},   // one row: a third inside (the walk)
+      {2, 3, 1, 1100, 1, 4, 1, 1, 0, 3, 1, 1, true, true},  // a causal conv1d on long rows
   };
   for (size_t k = 0; k < cases.size(); ++k) {
     const DepthwiseCase& t = cases[k];

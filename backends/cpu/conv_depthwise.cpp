@@ -97,18 +97,33 @@ int64_t grain(const ConvGeometry& g) {
   return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(g.oh * g.ow * g.kh * g.kw, 1));
 }
 
-// Whether no value is inf or NaN: an exponent field short of all ones, tested on the bits (a
-// loop the compiler vectorises; std::isfinite per value stayed a compare and a branch each).
+// The bits of a T; an inf or NaN has all its exponent bits set.
+template <typename T> using Bits = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+template <typename T> constexpr Bits<T> kExponentBits =
+    static_cast<Bits<T>>(sizeof(T) == 4 ? 0x7f800000 : 0x7ff0000000000000);
+
+// Whether no value is inf or NaN, tested on the bits (a loop the compiler vectorises;
+// std::isfinite per value stayed a compare and a branch each).
 template <typename T> bool all_finite(const T* v, int64_t n) {
-  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-  constexpr Bits kExponent = static_cast<Bits>(sizeof(T) == 4 ? 0x7f800000u : 0x7ff0000000000000u);
-  Bits bad = 0;
+  Bits<T> bad = 0;
   for (int64_t k = 0; k < n; ++k) {
-    Bits b;
+    Bits<T> b;
     __builtin_memcpy(&b, v + k, sizeof b);
-    bad |= (b & kExponent) == kExponent;
+    bad |= (b & kExponentBits<T>) == kExponentBits<T>;
   }
   return bad == 0;
+}
+
+// A vector of those bits, as wide as the stencils' vectors.
+template <typename T> struct BitsLanes {
+  typedef Bits<T> Vec __attribute__((vector_size(32)));
+};
+
+// Whether any lane of an integer vector is nonzero.
+template <typename BitsVec> [[gnu::always_inline]] inline bool any_lane(const BitsVec& v) {
+  bool any = false;
+  for (size_t l = 0; l < sizeof(BitsVec) / sizeof(v[0]); ++l) any |= v[l] != 0;
+  return any;
 }
 
 // ---- Stride-1 planes as dense stencils ------------------------------------------------------
@@ -116,11 +131,10 @@ template <typename T> bool all_finite(const T* v, int64_t n) {
 // staged plane's value, the taps in a fixed order, each output a vector lane: no bounds checks,
 // no per-tap axpy over short rows (rows of 28: 3 vectors and 4 single values per tap, the row
 // reloaded and stored each time). The taps that the axpy walk skips (outside the input) read
-// staged padding whose product is exactly -0, which leaves any sum unchanged (x + -0 = x, also for
-// x = +-0): a tap whose weight has its sign bit clear reads a plane padded with -0, the others
-// one padded with +0. So the results are the axpy walk's bit for bit, given finite weights (inf
-// or NaN times a zero is NaN: such channels keep the walk) and, in the forward, a bias that is
-// not NaN (a signalling one would come out quieted where no tap reads inside).
+// staged zeros, whose products (+-0) leave the sums unchanged (stencil_plane says when). So the
+// results are the axpy walk's bit for bit, given finite weights (inf or NaN times a zero is NaN:
+// such channels keep the walk) and, in the forward, a bias that is not NaN (a signalling one
+// would come out quieted where no tap reads inside).
 
 // One tap of a stencil: out += w * plane[(r + row) * width + c + col].
 template <typename T> struct StencilTap {
@@ -130,22 +144,66 @@ template <typename T> struct StencilTap {
 };
 constexpr int kMaxStencilTaps = 64;
 
-// The region [r0, r0 + rows) x [c0, c0 + cols) of a [h, w] plane, values outside it `pad`.
-template <typename T> [[gnu::always_inline]] inline void stage_region(const T* src, int64_t h,
-                                                                      int64_t w, int64_t r0,
-                                                                      int64_t rows, int64_t c0,
-                                                                      int64_t cols, T pad, T* dst) {
+// dst[0, n) = pad, then dst[n, n + m) = src[0, m): a staged row's padding and values, in vector
+// moves (the rows are short: std::fill and std::copy made a memset and a memmove call of a few
+// dozen bytes each, a fifth of the stencils' time). Where `nonfinite` is given, its lanes also
+// collect whether a copied value is inf or NaN (a test that costs little on values in registers,
+// and a second pass over the source from memory a quarter of the weight gradient's time).
+template <typename T>
+[[gnu::always_inline]] inline void pad_then_copy(T* dst, int64_t n, T pad, const T* src, int64_t m,
+                                                 typename BitsLanes<T>::Vec* nonfinite) {
+  using BitsVec = typename BitsLanes<T>::Vec;
+  typedef T Vec __attribute__((vector_size(32)));
+  constexpr int64_t kLanes = 32 / sizeof(T);
+  // The value hidden from the optimiser: with a constant zero, GCC makes the fill loops memset
+  // calls again.
+  asm("" : "+m"(pad));
+  const Vec pads = pad - Vec{};  // a broadcast (0 + pad would turn -0 into +0)
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes) __builtin_memcpy(dst + k, &pads, sizeof pads);
+  for (; k < n; ++k) dst[k] = pad;
+  dst += n;
+  if (m < kLanes) {
+    for (k = 0; k < m; ++k) {
+      dst[k] = src[k];
+      if (nonfinite) {
+        Bits<T> b;
+        __builtin_memcpy(&b, src + k, sizeof b);
+        (*nonfinite)[0] |= (b & kExponentBits<T>) == kExponentBits<T>;
+      }
+    }
+    return;
+  }
+  // whole vectors, the last one overlapping the one before
+  for (k = 0; k < m; k += kLanes) {
+    const int64_t at = std::min(k, m - kLanes);
+    Vec v;
+    __builtin_memcpy(&v, src + at, sizeof v);
+    __builtin_memcpy(dst + at, &v, sizeof v);
+    if (nonfinite) {
+      BitsVec b;
+      __builtin_memcpy(&b, &v, sizeof b);
+      *nonfinite |= (b & kExponentBits<T>) == kExponentBits<T>;
+    }
+  }
+}
+
+// The region [r0, r0 + rows) x [c0, c0 + cols) of a [h, w] plane, values outside it `pad`;
+// nonfinite (if given) as pad_then_copy's.
+template <typename T>
+[[gnu::always_inline]] inline void stage_region(const T* src, int64_t h, int64_t w, int64_t r0,
+                                                int64_t rows, int64_t c0, int64_t cols, T pad,
+                                                T* dst,
+                                                typename BitsLanes<T>::Vec* nonfinite = nullptr) {
+  const int64_t lo = std::clamp<int64_t>(-c0, 0, cols), hi = std::clamp<int64_t>(w - c0, lo, cols);
   for (int64_t r = 0; r < rows; ++r, dst += cols) {
     const int64_t sr = r0 + r;
     if (sr < 0 || sr >= h) {
-      std::fill(dst, dst + cols, pad);
+      pad_then_copy(dst, cols, pad, src, 0, nonfinite);
       continue;
     }
-    const int64_t lo = std::clamp<int64_t>(-c0, 0, cols),
-                  hi = std::clamp<int64_t>(w - c0, lo, cols);
-    std::fill(dst, dst + lo, pad);
-    std::copy(src + sr * w + c0 + lo, src + sr * w + c0 + hi, dst + lo);
-    std::fill(dst + hi, dst + cols, pad);
+    pad_then_copy(dst, lo, pad, src + sr * w + c0 + lo, hi - lo, nonfinite);
+    pad_then_copy(dst + hi, cols - hi, pad, src, 0, nonfinite);
   }
 }
 
@@ -184,9 +242,11 @@ template <typename T>
 }
 
 // out (rows x cols) = init + taps[0, count) in order over the region of src (an [h, w] plane)
-// from row r0, column c0, as far as a tap's offset (at most reach_rows, reach_cols) takes it. The
-// region is staged twice, padded with -0 and with +0, and each tap reads the copy whose padding
-// times its weight is -0 (taps' planes are set here).
+// from row r0, column c0, as far as a tap's offset (at most reach_rows, reach_cols) takes it
+// (taps' planes are set here). A sum that starts other than -0 never becomes -0 (x + y is -0 only
+// for x = y = -0), and adding either zero to it changes nothing: one copy of the region, padded
+// with +0, serves every tap. From -0 (a -0 bias) the region is staged twice, padded with -0 and
+// with +0, and each tap reads the copy whose padding times its weight is -0.
 template <typename T>
 [[gnu::always_inline]] inline void stencil_plane(const T* src, int64_t h, int64_t w, int64_t r0,
                                                  int64_t c0, int64_t reach_rows, int64_t reach_cols,
@@ -194,24 +254,43 @@ template <typename T>
                                                  int64_t rows, int64_t cols, std::vector<T>& stage,
                                                  T* out) {
   const int64_t region_rows = rows + reach_rows, width = cols + reach_cols;
-  const size_t need = static_cast<size_t>(2 * region_rows * width);
+  const bool from_minus_zero = init == T(0) && std::signbit(init);
+  const size_t need = static_cast<size_t>((from_minus_zero ? 2 : 1) * region_rows * width);
   if (stage.size() < need) stage.resize(need);
-  T* minus = stage.data();
-  T* plus = minus + region_rows * width;
-  stage_region(src, h, w, r0, region_rows, c0, width, T(-0.0), minus);
+  T* plus = stage.data();
   stage_region(src, h, w, r0, region_rows, c0, width, T(0), plus);
-  for (int t = 0; t < count; ++t) taps[t].plane = std::signbit(taps[t].w) ? plus : minus;
+  for (int t = 0; t < count; ++t) taps[t].plane = plus;
+  if (from_minus_zero) {
+    T* minus = plus + region_rows * width;
+    stage_region(src, h, w, r0, region_rows, c0, width, T(-0.0), minus);
+    for (int t = 0; t < count; ++t)
+      if (!std::signbit(taps[t].w)) taps[t].plane = minus;
+  }
   run_stencil(taps, count, init, width, rows, cols, out);
 }
 
-// Whether the stride-1 stencils take this conv (else the axpy walk): rows of at least a vector
-// and at most 256 outputs. On long rows the walk's axpys have no tails to speak of, and staging
-// the planes cost more than the stencil saved (a causal conv1d on rows of 1024: 1.11x the walk's
-// time; 3x3 on rows of 28 / 56 / 112: 0.53 / 0.59 / 0.77x, forward and both gradients).
+// Whether the stride-1 stencils take this conv (else the axpy walk): rows of at least a vector,
+// and at least 3/4 of the taps' reads inside the input. A stencil computes every tap at every
+// output, the walk only those that read inside: on a 3x3 over images of one row (a third inside)
+// the stencils took 1.63x the walk's time, of two rows (2/3) 0.98x, of three (7/9) 0.81x, of 8x8
+// and 28x28 (0.84, 0.95) 0.46x, forward and both gradients; a causal conv1d on rows of 1024 1.00x.
 template <typename T> bool stencil_fits(const ConvGeometry& g) {
   constexpr int64_t kLanes = 32 / sizeof(T);
-  return g.sh == 1 && g.sw == 1 && g.kh * g.kw <= kMaxStencilTaps && g.ow >= kLanes &&
-         g.w >= kLanes && g.ow <= 256;
+  if (g.sh != 1 || g.sw != 1 || g.kh * g.kw > kMaxStencilTaps || g.ow < kLanes || g.w < kLanes)
+    return false;
+  // The taps' reads inside: (rows inside summed over i) x (columns inside summed over j).
+  double rows = 0, cols = 0;
+  for (int64_t i = 0; i < g.kh; ++i) {
+    int64_t lo, hi;
+    inside(g.h, g.oh, 1, i * g.dh - g.ph, lo, hi);
+    rows += static_cast<double>(hi - lo);
+  }
+  for (int64_t j = 0; j < g.kw; ++j) {
+    int64_t lo, hi;
+    inside(g.w, g.ow, 1, j * g.dw - g.pw, lo, hi);
+    cols += static_cast<double>(hi - lo);
+  }
+  return 4 * rows * cols >= 3 * static_cast<double>(g.kh * g.oh) * static_cast<double>(g.kw * g.ow);
 }
 
 // The weight gradient's stencil: for each image, every tap's products gy[oh][ow] x[oh + i dh -
@@ -346,11 +425,38 @@ template <typename T> void backward_input(const T* gy, const T* w, const ConvGeo
   });
 }
 
+// One image's products for one channel, tap by tap, into total[tap] (the walk: any stride, any
+// values): gy's rows times x's rows shifted by the tap, in one vector's lanes.
+template <typename T>
+[[gnu::always_inline]] inline void weight_walk(const ConvGeometry& g, const T* gyp, const T* xp,
+                                               double* total) {
+  typedef T Vec __attribute__((vector_size(32)));
+  constexpr int kLanes = 32 / sizeof(T);
+  for (int64_t i = 0; i < g.kh; ++i)
+    for (int64_t j = 0; j < g.kw; ++j) {
+      const int64_t off = j * g.dw - g.pw;
+      int64_t lo, hi;
+      inside(g.w, g.ow, g.sw, off, lo, hi);
+      if (lo >= hi) continue;
+      Vec acc = {};
+      T tail[kLanes] = {};
+      for (int64_t oh = 0; oh < g.oh; ++oh) {
+        const int64_t ih = oh * g.sh - g.ph + i * g.dh;
+        if (ih < 0 || ih >= g.h) continue;
+        add_products(gyp + oh * g.ow + lo, xp + ih * g.w + lo * g.sw + off, g.sw, hi - lo, acc,
+                     tail);
+      }
+      T lanes[kLanes];
+      __builtin_memcpy(lanes, &acc, sizeof lanes);
+      double& t = total[i * g.kw + j];
+      for (int l = 0; l < kLanes; ++l) t += static_cast<double>(lanes[l]) + tail[l];
+    }
+}
+
 // gw[c][i][j] = sum over images and output rows of gy's row times x's row shifted by the tap:
 // each image's products in the lanes of one vector (float32 or float64 as the tensors), the
 // images' sums added in order in double.
 template <typename T> void backward_weight(const T* gy, const T* x, const ConvGeometry& g, T* gw) {
-  typedef T Vec __attribute__((vector_size(32)));
   constexpr int kLanes = 32 / sizeof(T);
   const int64_t taps = g.kh * g.kw;
   // The stencil's staged planes: gy's rows padded with zeros to whole vectors, x's region the
@@ -371,35 +477,21 @@ template <typename T> void backward_weight(const T* gy, const T* x, const ConvGe
                        const int64_t p = n * g.c + c;
                        const T* gyp = gy + p * g.oh * g.ow;
                        const T* xp = x + p * g.h * g.w;
-                       if (stencil && all_finite(gyp, g.oh * g.ow) && all_finite(xp, g.h * g.w)) {
-                         T* gys = stage.data();
-                         T* xs = gys + g.oh * vecs * kLanes;
-                         stage_region(gyp, g.oh, g.ow, 0, g.oh, 0, vecs * kLanes, T(0), gys);
-                         stage_region(xp, g.h, g.w, -g.ph, x_rows, -g.pw, x_width, T(0), xs);
+                       // Images with inf or NaN (seen while staging) keep the walk.
+                       T* gys = stage.data();
+                       T* xs = gys + g.oh * vecs * kLanes;
+                       typename BitsLanes<T>::Vec nonfinite = {};
+                       if (stencil) {
+                         stage_region(gyp, g.oh, g.ow, 0, g.oh, 0, vecs * kLanes, T(0), gys,
+                                      &nonfinite);
+                         stage_region(xp, g.h, g.w, -g.ph, x_rows, -g.pw, x_width, T(0), xs,
+                                      &nonfinite);
+                       }
+                       if (stencil && !any_lane(nonfinite))
                          weight_stencil_any<T>(static_cast<int>(taps), g, gys, xs, vecs, x_width,
                                                total.data());
-                         continue;
-                       }
-                       for (int64_t i = 0; i < g.kh; ++i)
-                         for (int64_t j = 0; j < g.kw; ++j) {
-                           const int64_t off = j * g.dw - g.pw;
-                           int64_t lo, hi;
-                           inside(g.w, g.ow, g.sw, off, lo, hi);
-                           if (lo >= hi) continue;
-                           Vec acc = {};
-                           T tail[kLanes] = {};
-                           for (int64_t oh = 0; oh < g.oh; ++oh) {
-                             const int64_t ih = oh * g.sh - g.ph + i * g.dh;
-                             if (ih < 0 || ih >= g.h) continue;
-                             add_products(gyp + oh * g.ow + lo, xp + ih * g.w + lo * g.sw + off,
-                                          g.sw, hi - lo, acc, tail);
-                           }
-                           T lanes[kLanes];
-                           __builtin_memcpy(lanes, &acc, sizeof lanes);
-                           double& t = total[static_cast<size_t>(i * g.kw + j)];
-                           for (int l = 0; l < kLanes; ++l)
-                             t += static_cast<double>(lanes[l]) + tail[l];
-                         }
+                       else
+                         weight_walk(g, gyp, xp, total.data());
                      }
                      for (int64_t t = 0; t < taps; ++t)
                        gw[c * taps + t] = static_cast<T>(total[static_cast<size_t>(t)]);

@@ -3,7 +3,7 @@
 // ops: tiny cumsum max prod topk sum_dim1 where cat1 logical_not masked_fill bce global_avg_pool
 // leaky_relu_fwd_bwd permute group_norm_fwd_bwd one_hot nll_loss_fwd_bwd sum_large conv1d
 // conv1d_fwd_bwd conv1d_grad_input conv2d_1xk conv2d_1xk_grad_input conv2d_3x3_fwd_bwd
-// depthwise_3x3_fwd_bwd depthwise_causal_fwd_bwd; the
+// depthwise_3x3_fwd_bwd depthwise_causal_fwd_bwd index_select sub_column; the
 // conv1d ops take their shape from STEP_CONV="N,C,W,OC,K,PAD" (default 32,64,256,64,5,2), the
 // 1 x k conv2d ones theirs from STEP_CONV2D="N,C,H,W,OC,K,PAD" (default 32,64,28,28,128,1,0), the
 // 3x3 one (padding 1) from STEP_CONV3X3="N,C,H,W,OC" (default 32,16,28,28,32);
@@ -35,6 +35,8 @@ struct Inputs {
   tg::Tensor sequence = tg::randn({8, 256, 1024}), causal = tg::randn({256, 1, 4});
   tg::Tensor sequence_grad = tg::randn({8, 256, 1027});
   tg::Tensor ids = tg::randint(0, 512, {4096});  // class ids
+  tg::Tensor table = tg::randn({1024, 1024}), rows_ids = tg::randint(0, 1024, {4096});
+  tg::Tensor column = tg::randn({4096, 1});
   tg::Tensor logp = tg::randn({512, 1000}), target = tg::randint(0, 1000, {512});
   std::vector<int64_t> conv = sizes("STEP_CONV", {32, 64, 256, 64, 5, 2});  // N, C, W, OC, K, PAD
   // N, C, H, W, OC, K, PAD of a conv2d with a 1 x K kernel and padding (0, PAD)
@@ -156,6 +158,8 @@ double one(const std::string& op) {
     return x.grad().data<float>()[3] + w.grad().data<float>()[3];
   }
   if (op == "sum_large") return tg::sum(in.large).item<float>();
+  if (op == "index_select") return tg::index_select(in.table, 0, in.rows_ids).data<float>()[3];
+  if (op == "sub_column") return tg::sub(in.rows, in.column).data<float>()[3];
   if (op == "permute") return tg::permute(in.heads, {0, 2, 1, 3}).contiguous().data<float>()[3];
   std::abort();
 }
