@@ -72,6 +72,11 @@ TEST_CASE("depthwise convs: forward and both gradients in float32 and float64, a
       {1, 2, 3, 300, 3, 3, 1, 1, 1, 1, 1, 1, false, true},  // long rows (the stencils)
       {2, 2, 1, 40, 3, 3, 1, 1, 1, 1, 1, 1, false, true},   // one row: a third inside (the walk)
       {2, 3, 1, 1100, 1, 4, 1, 1, 0, 3, 1, 1, true, true},  // a causal conv1d on long rows
+      {2, 3, 20, 37, 3, 3, 2, 2, 1, 1, 1, 1, false, true},  // stride 2 (the strided stencils)
+      {1, 2, 17, 40, 3, 3, 1, 2, 1, 1, 2, 3, false, true},  // stride (1, 2), dilation (2, 3)
+      {1, 2, 19, 33, 5, 4, 2, 1, 2, 1, 1, 1, false, false},  // stride (2, 1), 5x4
+      {2, 2, 20, 20, 1, 1, 2, 2, 0, 0, 1, 1, false, true},   // 1x1, stride 2: untouched inputs
+      {2, 3, 1, 60, 1, 3, 1, 2, 0, 1, 1, 1, true, true},     // conv1d, stride 2
   };
   for (size_t k = 0; k < cases.size(); ++k) {
     const DepthwiseCase& t = cases[k];
@@ -127,14 +132,19 @@ TEST_CASE(
     INFO(dtype_name(dtype));
     // -0 inputs and bias: channel 0's weights +1 (every product -0: the outputs stay -0), channel
     // 1's -1 (products +0: the outputs become +0).
-    const Tensor x = full({1, 2, 9, 12}, -0.0, dtype);
+    // Stride 1 and 2 (rows of 20 and 10 outputs: the stencils).
+    const Tensor x = full({1, 2, 9, 20}, -0.0, dtype);
     const Tensor w = cat({ones({1, 1, 3, 3}, dtype), -ones({1, 1, 3, 3}, dtype)}, 0);
-    const Tensor y = conv2d(x, w, full({2}, -0.0, dtype), {1}, {1}, {1}, 2);
-    const std::vector<double> v = y.to_vector<double>();
-    const size_t plane = 9 * 12;
-    int64_t wrong = 0;
-    for (size_t k = 0; k < v.size(); ++k) wrong += v[k] != 0 || std::signbit(v[k]) != (k < plane);
-    CHECK(wrong == 0);
+    for (int64_t stride : {1, 2}) {
+      INFO("stride ", stride);
+      const Tensor y = conv2d(x, w, full({2}, -0.0, dtype), {stride}, {1}, {1}, 2);
+      const std::vector<double> v = y.to_vector<double>();
+      const auto plane = static_cast<size_t>(y.size(2) * y.size(3));
+      int64_t wrong = 0;
+      for (size_t k = 0; k < v.size(); ++k)
+        wrong += v[k] != 0 || std::signbit(v[k]) != (k < plane);
+      CHECK(wrong == 0);
+    }
 
     // An infinite weight at tap (0, 0): the corner output that tap does not reach stays finite
     // (the four inside taps of ones), as does the input gradient's opposite corner.

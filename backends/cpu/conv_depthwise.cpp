@@ -92,6 +92,9 @@ template <typename Fn> [[gnu::always_inline]] inline void row_taps(const ConvGeo
   }
 }
 
+// x / d rounded down (d > 0).
+int64_t floor_div(int64_t x, int64_t d) { return x >= 0 ? x / d : -((-x + d - 1) / d); }
+
 // Planes per task so that a task does at least ~2^15 multiply-adds.
 int64_t grain(const ConvGeometry& g) {
   return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(g.oh * g.ow * g.kh * g.kw, 1));
@@ -99,8 +102,9 @@ int64_t grain(const ConvGeometry& g) {
 
 // The bits of a T; an inf or NaN has all its exponent bits set.
 template <typename T> using Bits = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-template <typename T> constexpr Bits<T> kExponentBits =
-    static_cast<Bits<T>>(sizeof(T) == 4 ? 0x7f800000 : 0x7ff0000000000000);
+template <typename T>
+constexpr Bits<T> kExponentBits = static_cast<Bits<T>>(sizeof(T) == 4 ? 0x7f800000
+                                                                      : 0x7ff0000000000000);
 
 // Whether no value is inf or NaN, tested on the bits (a loop the compiler vectorises;
 // std::isfinite per value stayed a compare and a branch each).
@@ -115,9 +119,7 @@ template <typename T> bool all_finite(const T* v, int64_t n) {
 }
 
 // A vector of those bits, as wide as the stencils' vectors.
-template <typename T> struct BitsLanes {
-  typedef Bits<T> Vec __attribute__((vector_size(32)));
-};
+template <typename T> struct BitsLanes { typedef Bits<T> Vec __attribute__((vector_size(32))); };
 
 // Whether any lane of an integer vector is nonzero.
 template <typename BitsVec> [[gnu::always_inline]] inline bool any_lane(const BitsVec& v) {
@@ -141,6 +143,7 @@ template <typename T> struct StencilTap {
   T w;
   const T* plane;
   int64_t row, col;
+  int64_t phase;  // with a column stride s: which of the s column phases (stage_phases)
 };
 constexpr int kMaxStencilTaps = 64;
 
@@ -207,42 +210,165 @@ template <typename T>
   }
 }
 
-// out[r][c] (rows x cols, row stride cols) = init + the taps' products in order, 4 vectors of a
-// row side by side (their chains of dependent adds overlap), the row's last vectors overlapping
-// the ones before (the same value computed twice) instead of a scalar tail. cols >= lanes.
+// stage_phases for step 2: each row's inside split into even and odd columns a vector pair at a
+// time, the last pair overlapping the one before (the scalar loop took more time than the
+// stencil after it), the ends one column at a time.
 template <typename T>
-[[gnu::always_inline]] inline void run_stencil(const StencilTap<T>* taps, int count, T init,
-                                               int64_t width, int64_t rows, int64_t cols, T* out) {
+[[gnu::always_inline]] inline void stage_two_phases(const T* src, int64_t h, int64_t w, int64_t r0,
+                                                    int64_t rows, int64_t c0, int64_t cols, T pad,
+                                                    T* dst, typename BitsLanes<T>::Vec* nonfinite) {
+  typedef T Vec __attribute__((vector_size(32)));
+  using BitsVec = typename BitsLanes<T>::Vec;
+  constexpr int64_t kLanes = 32 / sizeof(T);
+  // Vector pairs start at columns c in [first, last]: source c0 + 2c >= 0 and its 2 * kLanes
+  // values inside the row, and c + kLanes <= cols.
+  const int64_t first = c0 >= 0 ? 0 : (-c0 + 1) / 2;
+  const int64_t last = std::min(floor_div(w - 2 * kLanes - c0, 2), cols - kLanes);
+  const bool pairs = first <= last;
+  const int64_t scalar_to = pairs ? first : cols, scalar_from = pairs ? last + kLanes : cols;
+  Bits<T> bad = 0;
+  const auto one = [&](const T* row, int64_t c, T* even, T* odd) __attribute__((always_inline)) {
+    const int64_t s = c0 + 2 * c;
+    even[c] = s >= 0 && s < w ? row[s] : pad;
+    odd[c] = s + 1 >= 0 && s + 1 < w ? row[s + 1] : pad;
+    Bits<T> be, bo;
+    __builtin_memcpy(&be, even + c, sizeof be);
+    __builtin_memcpy(&bo, odd + c, sizeof bo);
+    bad |= ((be & kExponentBits<T>) == kExponentBits<T>) |
+           ((bo & kExponentBits<T>) == kExponentBits<T>);
+  };
+  T* even = dst;
+  T* odd = dst + rows * cols;
+  for (int64_t r = 0; r < rows; ++r, even += cols, odd += cols) {
+    const int64_t sr = r0 + r;
+    if (sr < 0 || sr >= h) {
+      for (int64_t c = 0; c < cols; ++c) even[c] = odd[c] = pad;
+      continue;
+    }
+    const T* row = src + sr * w;
+    for (int64_t c = 0; c < scalar_to; ++c) one(row, c, even, odd);
+    for (int64_t k = first; pairs; k += kLanes) {  // the last pair at `last`
+      const int64_t c = std::min(k, last);
+      Vec v0, v1, e, o;
+      __builtin_memcpy(&v0, row + c0 + 2 * c, sizeof v0);
+      __builtin_memcpy(&v1, row + c0 + 2 * c + kLanes, sizeof v1);
+      if constexpr (kLanes == 8) {
+        e = __builtin_shufflevector(v0, v1, 0, 2, 4, 6, 8, 10, 12, 14);
+        o = __builtin_shufflevector(v0, v1, 1, 3, 5, 7, 9, 11, 13, 15);
+      } else {
+        e = __builtin_shufflevector(v0, v1, 0, 2, 4, 6);
+        o = __builtin_shufflevector(v0, v1, 1, 3, 5, 7);
+      }
+      __builtin_memcpy(even + c, &e, sizeof e);
+      __builtin_memcpy(odd + c, &o, sizeof o);
+      if (nonfinite) {
+        BitsVec b0, b1;
+        __builtin_memcpy(&b0, &v0, sizeof b0);
+        __builtin_memcpy(&b1, &v1, sizeof b1);
+        *nonfinite |= ((b0 & kExponentBits<T>) == kExponentBits<T>) |
+                      ((b1 & kExponentBits<T>) == kExponentBits<T>);
+      }
+      if (c == last) break;
+    }
+    for (int64_t c = scalar_from; c < cols; ++c) one(row, c, even, odd);
+  }
+  if (nonfinite) (*nonfinite)[0] |= bad;
+}
+
+// The region [r0, r0 + rows) x [c0, c0 + cols * step) of a [h, w] plane split by column phase:
+// phase q's rows (cols values each, at dst + q * rows * cols) hold columns c0 + q, c0 + q + step,
+// ... (so that a stride-`step` conv reads each phase at unit stride); values outside `pad`.
+// nonfinite (if given) as pad_then_copy's.
+template <typename T>
+[[gnu::always_inline]] inline void stage_phases(const T* src, int64_t h, int64_t w, int64_t r0,
+                                                int64_t rows, int64_t c0, int64_t cols,
+                                                int64_t step, T pad, T* dst,
+                                                typename BitsLanes<T>::Vec* nonfinite = nullptr) {
+  if (step == 1) return stage_region(src, h, w, r0, rows, c0, cols, pad, dst, nonfinite);
+  if (step == 2) return stage_two_phases(src, h, w, r0, rows, c0, cols, pad, dst, nonfinite);
+  Bits<T> bad = 0;
+  for (int64_t q = 0; q < step; ++q) {
+    // the phase's columns inside the input: c with 0 <= c0 + q + c * step < w
+    const int64_t first = c0 + q;
+    const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : (-first + step - 1) / step, 0, cols);
+    const int64_t hi = std::clamp<int64_t>(w > first ? (w - first + step - 1) / step : 0, lo, cols);
+    for (int64_t r = 0; r < rows; ++r, dst += cols) {
+      const int64_t sr = r0 + r;
+      const bool row_inside = sr >= 0 && sr < h;
+      const int64_t in_lo = row_inside ? lo : cols, in_hi = row_inside ? hi : cols;
+      const T* from = src + sr * w + first;
+      for (int64_t c = 0; c < in_lo; ++c) dst[c] = pad;
+      for (int64_t c = in_lo; c < in_hi; ++c) {
+        dst[c] = from[c * step];
+        Bits<T> b;
+        __builtin_memcpy(&b, dst + c, sizeof b);
+        bad |= (b & kExponentBits<T>) == kExponentBits<T>;
+      }
+      for (int64_t c = std::max(in_hi, in_lo); c < cols; ++c) dst[c] = pad;
+    }
+  }
+  if (nonfinite) (*nonfinite)[0] |= bad;
+}
+
+// out[r][c] (rows x cols, row stride cols) = init + the taps' products in order (output row r
+// reads the taps' planes from row r * row_step), kVecs vectors of a row side by side (their
+// chains of dependent adds overlap), the row's last vectors overlapping the ones before (the same
+// value computed twice) instead of a scalar tail. cols >= lanes.
+template <int kVecs, typename T>
+[[gnu::always_inline]] inline void run_stencil_vecs(const StencilTap<T>* taps, int count, T init,
+                                                    int64_t width, int64_t row_step, int64_t rows,
+                                                    int64_t cols, T* out) {
   typedef T Vec __attribute__((vector_size(32)));
   constexpr int64_t kLanes = 32 / sizeof(T);
   const Vec start = init - Vec{};  // a broadcast (0 + init would turn -0 into +0)
+  // Named sums, not an array (GCC 12 warns of the array as maybe uninitialised).
+  const auto add = [](Vec & sum, const Vec& wv, const T* at) __attribute__((always_inline)) {
+    Vec x;
+    __builtin_memcpy(&x, at, sizeof x);
+    sum += wv * x;  // a multiply, then an add: no FMA, as the walk
+  };
+  const T* first_row[kMaxStencilTaps];  // each tap's row for output row 0
+  for (int t = 0; t < count; ++t) first_row[t] = taps[t].plane + taps[t].row * width + taps[t].col;
+  const int64_t row_stride = row_step * width;
   for (int64_t r = 0; r < rows; ++r, out += cols)
-    for (int64_t c = 0; c < cols; c += 4 * kLanes) {
+    for (int64_t c = 0; c < cols; c += kVecs * kLanes) {
       int64_t at[4];
-      for (int k = 0; k < 4; ++k) at[k] = std::min(c + k * kLanes, cols - kLanes);
+      for (int k = 0; k < 4; ++k)
+        at[k] = std::min(c + std::min(k, kVecs - 1) * kLanes, cols - kLanes);
       Vec a0 = start, a1 = start, a2 = start, a3 = start;
       for (int t = 0; t < count; ++t) {
         const Vec wv = taps[t].w - Vec{};
-        const T* row = taps[t].plane + (r + taps[t].row) * width + taps[t].col;
-        Vec x0, x1, x2, x3;
-        __builtin_memcpy(&x0, row + at[0], sizeof x0);
-        __builtin_memcpy(&x1, row + at[1], sizeof x1);
-        __builtin_memcpy(&x2, row + at[2], sizeof x2);
-        __builtin_memcpy(&x3, row + at[3], sizeof x3);
-        a0 += wv * x0;  // a multiply, then an add: no FMA, as the walk
-        a1 += wv * x1;
-        a2 += wv * x2;
-        a3 += wv * x3;
+        const T* row = first_row[t] + r * row_stride;
+        add(a0, wv, row + at[0]);
+        add(a1, wv, row + at[1]);
+        if constexpr (kVecs > 2) add(a2, wv, row + at[2]);
+        if constexpr (kVecs > 3) add(a3, wv, row + at[3]);
       }
       __builtin_memcpy(out + at[0], &a0, sizeof a0);
       __builtin_memcpy(out + at[1], &a1, sizeof a1);
-      __builtin_memcpy(out + at[2], &a2, sizeof a2);
-      __builtin_memcpy(out + at[3], &a3, sizeof a3);
+      if constexpr (kVecs > 2) __builtin_memcpy(out + at[2], &a2, sizeof a2);
+      if constexpr (kVecs > 3) __builtin_memcpy(out + at[3], &a3, sizeof a3);
     }
 }
 
+// run_stencil_vecs with as many vectors side by side as a row needs, up to 4 (rows of 14 floats
+// as 4 vectors computed two of them twice).
+template <typename T>
+[[gnu::always_inline]] inline void run_stencil(const StencilTap<T>* taps, int count, T init,
+                                               int64_t width, int64_t row_step, int64_t rows,
+                                               int64_t cols, T* out) {
+  constexpr int64_t kLanes = 32 / sizeof(T);
+  if (cols <= 2 * kLanes)
+    run_stencil_vecs<2>(taps, count, init, width, row_step, rows, cols, out);
+  else if (cols <= 3 * kLanes)
+    run_stencil_vecs<3>(taps, count, init, width, row_step, rows, cols, out);
+  else
+    run_stencil_vecs<4>(taps, count, init, width, row_step, rows, cols, out);
+}
+
 // out (rows x cols) = init + taps[0, count) in order over the region of src (an [h, w] plane)
-// from row r0, column c0, as far as a tap's offset (at most reach_rows, reach_cols) takes it
+// from row r0, column c0, output (r, c) reading row r * sh + tap.row, column (c * sw + the
+// tap's phase + tap.col * sw) of it, reach_rows and reach_cols the largest row and column offsets
 // (taps' planes are set here). A sum that starts other than -0 never becomes -0 (x + y is -0 only
 // for x = y = -0), and adding either zero to it changes nothing: one copy of the region, padded
 // with +0, serves every tap. From -0 (a -0 bias) the region is staged twice, padded with -0 and
@@ -250,70 +376,141 @@ template <typename T>
 template <typename T>
 [[gnu::always_inline]] inline void stencil_plane(const T* src, int64_t h, int64_t w, int64_t r0,
                                                  int64_t c0, int64_t reach_rows, int64_t reach_cols,
-                                                 StencilTap<T>* taps, int count, T init,
-                                                 int64_t rows, int64_t cols, std::vector<T>& stage,
-                                                 T* out) {
-  const int64_t region_rows = rows + reach_rows, width = cols + reach_cols;
+                                                 int64_t sh, int64_t sw, StencilTap<T>* taps,
+                                                 int count, T init, int64_t rows, int64_t cols,
+                                                 std::vector<T>& stage, T* out) {
+  const int64_t region_rows = (rows - 1) * sh + reach_rows + 1, width = cols + reach_cols / sw;
+  const int64_t copy = sw * region_rows * width;  // one staged copy: sw phases
   const bool from_minus_zero = init == T(0) && std::signbit(init);
-  const size_t need = static_cast<size_t>((from_minus_zero ? 2 : 1) * region_rows * width);
+  const size_t need = static_cast<size_t>((from_minus_zero ? 2 : 1) * copy);
   if (stage.size() < need) stage.resize(need);
   T* plus = stage.data();
-  stage_region(src, h, w, r0, region_rows, c0, width, T(0), plus);
-  for (int t = 0; t < count; ++t) taps[t].plane = plus;
+  stage_phases(src, h, w, r0, region_rows, c0, width, sw, T(0), plus);
+  for (int t = 0; t < count; ++t) taps[t].plane = plus + taps[t].phase * region_rows * width;
   if (from_minus_zero) {
-    T* minus = plus + region_rows * width;
-    stage_region(src, h, w, r0, region_rows, c0, width, T(-0.0), minus);
+    T* minus = plus + copy;
+    stage_phases(src, h, w, r0, region_rows, c0, width, sw, T(-0.0), minus);
     for (int t = 0; t < count; ++t)
-      if (!std::signbit(taps[t].w)) taps[t].plane = minus;
+      if (!std::signbit(taps[t].w)) taps[t].plane = minus + taps[t].phase * region_rows * width;
   }
-  run_stencil(taps, count, init, width, rows, cols, out);
+  run_stencil(taps, count, init, width, sh, rows, cols, out);
 }
 
-// Whether the stride-1 stencils take this conv (else the axpy walk): rows of at least a vector,
-// and at least 3/4 of the taps' reads inside the input. A stencil computes every tap at every
+// Whether the stencils take this conv's forward and weight gradient (else the axpy walk; the
+// input gradient's stencil also needs stride 1): strides of at most 2 (a CNN's downsampling; a
+// larger one would stage columns no tap reads), rows of at least a vector, and at least 3/4 of
+// the taps' reads inside the input. A stencil computes every tap at every
 // output, the walk only those that read inside: on a 3x3 over images of one row (a third inside)
 // the stencils took 1.63x the walk's time, of two rows (2/3) 0.98x, of three (7/9) 0.81x, of 8x8
 // and 28x28 (0.84, 0.95) 0.46x, forward and both gradients; a causal conv1d on rows of 1024 1.00x.
+constexpr int64_t kMaxStencilStride = 2;
+
 template <typename T> bool stencil_fits(const ConvGeometry& g) {
   constexpr int64_t kLanes = 32 / sizeof(T);
-  if (g.sh != 1 || g.sw != 1 || g.kh * g.kw > kMaxStencilTaps || g.ow < kLanes || g.w < kLanes)
+  if (g.sh > kMaxStencilStride || g.sw > kMaxStencilStride || g.kh * g.kw > kMaxStencilTaps ||
+      g.ow < kLanes || g.w < kLanes)
     return false;
   // The taps' reads inside: (rows inside summed over i) x (columns inside summed over j).
   double rows = 0, cols = 0;
   for (int64_t i = 0; i < g.kh; ++i) {
     int64_t lo, hi;
-    inside(g.h, g.oh, 1, i * g.dh - g.ph, lo, hi);
+    inside(g.h, g.oh, g.sh, i * g.dh - g.ph, lo, hi);
     rows += static_cast<double>(hi - lo);
   }
   for (int64_t j = 0; j < g.kw; ++j) {
     int64_t lo, hi;
-    inside(g.w, g.ow, 1, j * g.dw - g.pw, lo, hi);
+    inside(g.w, g.ow, g.sw, j * g.dw - g.pw, lo, hi);
     cols += static_cast<double>(hi - lo);
   }
   return 4 * rows * cols >= 3 * static_cast<double>(g.kh * g.oh) * static_cast<double>(g.kw * g.ow);
 }
 
-// The weight gradient's stencil: for each image, every tap's products gy[oh][ow] x[oh + i dh -
-// ph][ow + j dw - pw] over the whole output grid, lane = ow mod the vector's width, in one vector
-// per tap (rows padded to whole vectors with zeros, x's region staged with zeros outside the
-// input). Padding adds only +-0 products to sums that start at +0, which changes nothing, when
-// gy and x are finite (else that image keeps the walk: inf * 0 is NaN). Then the lanes, in
-// order, into the tap's double total.
+// ---- The input gradient with a stride ------------------------------------------------------
+// gx[ih][iw] sums w[i][j] gy[oh][ow] over the taps with oh sh + i dh = ih + ph and ow sw + j dw =
+// iw + pw. Split gx into classes by (ih + ph) mod sh = a and (iw + pw) mod sw = b: a class's
+// elements (ih + ph = a + m sh, iw + pw = b + n sw) take only the taps with i dh = a mod sh and
+// j dw = b mod sw, reading gy[m - (i dh - a) / sh][n - (j dw - b) / sw]: a stride-1 stencil over
+// gy per class, its sums then written to their places in gx. The taps in the walk's order (i
+// from the last, j in order), so the bits are the walk's.
+
+// The class's m (or n) range [lo, lo + count): those with a + m s - pad inside [0, size).
+void class_range(int64_t size, int64_t pad, int64_t s, int64_t a, int64_t& lo, int64_t& count) {
+  lo = -floor_div(a - pad, s);  // the smallest m with a + m s >= pad
+  count = std::max<int64_t>(floor_div(pad + size - 1 - a, s) + 1 - lo, 0);
+}
+
+// Whether every class has rows of at least a vector (the stencil's need).
+template <typename T> bool strided_grad_fits(const ConvGeometry& g) {
+  constexpr int64_t kLanes = 32 / sizeof(T);
+  for (int64_t b = 0; b < g.sw; ++b) {
+    int64_t lo, count;
+    class_range(g.w, g.pw, g.sw, b, lo, count);
+    if (count < kLanes) return false;
+  }
+  return true;
+}
+
+template <typename T>
+[[gnu::always_inline]] inline void strided_input_grad(const ConvGeometry& g, const T* gyp,
+                                                      const T* wc, std::vector<T>& stage,
+                                                      std::vector<T>& sums, T* gxp) {
+  for (int64_t a = 0; a < g.sh; ++a)
+    for (int64_t b = 0; b < g.sw; ++b) {
+      int64_t m_lo, rows, n_lo, cols;
+      class_range(g.h, g.ph, g.sh, a, m_lo, rows);
+      class_range(g.w, g.pw, g.sw, b, n_lo, cols);
+      if (rows == 0 || cols == 0) continue;
+      StencilTap<T> taps[kMaxStencilTaps];
+      int count = 0;
+      int64_t reach_rows = 0, reach_cols = 0;  // the largest (i dh - a) / sh, (j dw - b) / sw
+      for (int64_t i = g.kh - 1; i >= 0; --i)
+        for (int64_t j = 0; j < g.kw; ++j)
+          if ((i * g.dh) % g.sh == a && (j * g.dw) % g.sw == b) {
+            const int64_t k = (i * g.dh - a) / g.sh, l = (j * g.dw - b) / g.sw;
+            taps[count++] = {wc[i * g.kw + j], nullptr, k, l, 0};
+            reach_rows = std::max(reach_rows, k);
+            reach_cols = std::max(reach_cols, l);
+          }
+      for (int t = 0; t < count; ++t) {  // offsets from the region's start
+        taps[t].row = reach_rows - taps[t].row;
+        taps[t].col = reach_cols - taps[t].col;
+      }
+      if (sums.size() < static_cast<size_t>(rows * cols))
+        sums.resize(static_cast<size_t>(rows * cols));
+      stencil_plane(gyp, g.oh, g.ow, m_lo - reach_rows, n_lo - reach_cols, reach_rows, reach_cols,
+                    1, 1, taps, count, T(0), rows, cols, stage, sums.data());
+      for (int64_t m = 0; m < rows; ++m) {
+        T* to = gxp + (a - g.ph + (m_lo + m) * g.sh) * g.w + b - g.pw + n_lo * g.sw;
+        for (int64_t n = 0; n < cols; ++n) to[n * g.sw] = sums[static_cast<size_t>(m * cols + n)];
+      }
+    }
+}
+
+// The weight gradient's stencil: for each image, every tap's products gy[oh][ow] x[oh sh + i dh
+// - ph][ow sw + j dw - pw] over the whole output grid (x staged by column phase), lane = ow mod the
+// vector's width, in one vector per tap (rows padded to whole vectors with zeros, x's region staged
+// with zeros outside the input). Padding adds only +-0 products to sums that start at +0, which
+// changes nothing, when gy and x are finite (else that image keeps the walk: inf * 0 is NaN). Then
+// the lanes, in order, into the tap's double total.
 constexpr int kMaxWeightStencilTaps = 9;
 
 template <int kTaps, typename T>
 [[gnu::always_inline]] inline void weight_stencil(const ConvGeometry& g, const T* gys, const T* xs,
-                                                  int64_t vecs, int64_t x_width, double* total) {
+                                                  int64_t vecs, int64_t x_rows, int64_t x_width,
+                                                  double* total) {
   typedef T Vec __attribute__((vector_size(32)));
   constexpr int64_t kLanes = 32 / sizeof(T);
-  int64_t at[kTaps];  // each tap's offset in the staged x region
-  for (int t = 0; t < kTaps; ++t) at[t] = (t / g.kw) * g.dh * x_width + (t % g.kw) * g.dw;
+  int64_t at[kTaps];                            // each tap's offset in the staged x region
+  const int64_t phase_size = x_rows * x_width;  // x staged by column phase (stage_phases)
+  for (int t = 0; t < kTaps; ++t)
+    at[t] = (t % g.kw) * g.dw % g.sw * phase_size + (t / g.kw) * g.dh * x_width +
+            (t % g.kw) * g.dw / g.sw;
   Vec acc[kTaps] = {};
   for (int64_t r = 0; r < g.oh; ++r)
     for (int64_t v = 0; v < vecs; ++v) {
       Vec gv;
       __builtin_memcpy(&gv, gys + (r * vecs + v) * kLanes, sizeof gv);
-      const T* xr = xs + r * x_width + v * kLanes;
+      const T* xr = xs + r * g.sh * x_width + v * kLanes;
       for (int t = 0; t < kTaps; ++t) {
         Vec xv;
         __builtin_memcpy(&xv, xr + at[t], sizeof xv);
@@ -329,18 +526,18 @@ template <int kTaps, typename T>
 
 template <typename T>
 [[gnu::always_inline]] inline void weight_stencil_any(int taps, const ConvGeometry& g, const T* gys,
-                                                      const T* xs, int64_t vecs, int64_t x_width,
-                                                      double* total) {
+                                                      const T* xs, int64_t vecs, int64_t x_rows,
+                                                      int64_t x_width, double* total) {
   switch (taps) {
-    case 1: return weight_stencil<1>(g, gys, xs, vecs, x_width, total);
-    case 2: return weight_stencil<2>(g, gys, xs, vecs, x_width, total);
-    case 3: return weight_stencil<3>(g, gys, xs, vecs, x_width, total);
-    case 4: return weight_stencil<4>(g, gys, xs, vecs, x_width, total);
-    case 5: return weight_stencil<5>(g, gys, xs, vecs, x_width, total);
-    case 6: return weight_stencil<6>(g, gys, xs, vecs, x_width, total);
-    case 7: return weight_stencil<7>(g, gys, xs, vecs, x_width, total);
-    case 8: return weight_stencil<8>(g, gys, xs, vecs, x_width, total);
-    default: return weight_stencil<9>(g, gys, xs, vecs, x_width, total);
+    case 1: return weight_stencil<1>(g, gys, xs, vecs, x_rows, x_width, total);
+    case 2: return weight_stencil<2>(g, gys, xs, vecs, x_rows, x_width, total);
+    case 3: return weight_stencil<3>(g, gys, xs, vecs, x_rows, x_width, total);
+    case 4: return weight_stencil<4>(g, gys, xs, vecs, x_rows, x_width, total);
+    case 5: return weight_stencil<5>(g, gys, xs, vecs, x_rows, x_width, total);
+    case 6: return weight_stencil<6>(g, gys, xs, vecs, x_rows, x_width, total);
+    case 7: return weight_stencil<7>(g, gys, xs, vecs, x_rows, x_width, total);
+    case 8: return weight_stencil<8>(g, gys, xs, vecs, x_rows, x_width, total);
+    default: return weight_stencil<9>(g, gys, xs, vecs, x_rows, x_width, total);
   }
 }
 
@@ -363,13 +560,16 @@ void forward(const T* x, const T* w, const T* bias, const ConvGeometry& g, T* y)
         const T* wc = w + c * g.kh * g.kw;
         const T b = bias ? bias[c] : T(0);
         if (stencil && b == b && all_finite(wc, g.kh * g.kw)) {
-          // x's rows from -ph and columns from -pw; tap (i, j) at offset (i dh, j dw).
+          // x's rows from -ph and columns from -pw; tap (i, j) at offset (i dh, j dw): column
+          // phase j dw mod sw, column j dw / sw of it.
           StencilTap<T> taps[kMaxStencilTaps];
           for (int64_t i = 0; i < g.kh; ++i)
             for (int64_t j = 0; j < g.kw; ++j)
-              taps[i * g.kw + j] = {wc[i * g.kw + j], nullptr, i * g.dh, j * g.dw};
-          stencil_plane(xp, g.h, g.w, -g.ph, -g.pw, (g.kh - 1) * g.dh, (g.kw - 1) * g.dw, taps,
-                        static_cast<int>(g.kh * g.kw), b, g.oh, g.ow, stage, y + p * g.oh * g.ow);
+              taps[i * g.kw + j] = {wc[i * g.kw + j], nullptr, i * g.dh, j * g.dw / g.sw,
+                                    j * g.dw % g.sw};
+          stencil_plane(xp, g.h, g.w, -g.ph, -g.pw, (g.kh - 1) * g.dh, (g.kw - 1) * g.dw, g.sh,
+                        g.sw, taps, static_cast<int>(g.kh * g.kw), b, g.oh, g.ow, stage,
+                        y + p * g.oh * g.ow);
           continue;
         }
         for (int64_t oh = 0; oh < g.oh; ++oh) {
@@ -388,15 +588,20 @@ void forward(const T* x, const T* w, const T* bias, const ConvGeometry& g, T* y)
 // gx[ih][ow * sw + off] += w[i][j] gy[oh][ow] over the taps in (oh, i, j) order: the adjoint
 // of forward, each plane's sums in one task.
 template <typename T> void backward_input(const T* gy, const T* w, const ConvGeometry& g, T* gx) {
-  const bool stencil = stencil_fits<T>(g);
+  const bool stencil =
+      stencil_fits<T>(g) && (g.sh == 1 && g.sw == 1 ? true : strided_grad_fits<T>(g));
   parallel_for(0, g.n * g.c, grain(g), [&](int64_t lo_plane, int64_t hi_plane) {
     const TapColumns cols(g);
-    std::vector<T> stage;  // the stencils' staged planes, sized by stencil_plane
+    std::vector<T> stage, sums;  // staged planes (sized by stencil_plane), a class's sums
     run_widest([&]() __attribute__((always_inline)) {
       for (int64_t p = lo_plane; p < hi_plane; ++p) {
         const int64_t c = p % g.c;
         T* gxp = gx + p * g.h * g.w;
         const T* wc = w + c * g.kh * g.kw;
+        if (stencil && (g.sh > 1 || g.sw > 1) && all_finite(wc, g.kh * g.kw)) {
+          strided_input_grad(g, gy + p * g.oh * g.ow, wc, stage, sums, gxp);
+          continue;
+        }
         if (stencil && all_finite(wc, g.kh * g.kw)) {
           // gx[ih][iw] sums w[i][j] gy[ih + ph - i dh][iw + pw - j dw] with i from the last (the
           // walk adds output rows in order), j in order: gy's rows from ph - (kh - 1) dh and
@@ -406,10 +611,10 @@ template <typename T> void backward_input(const T* gy, const T* w, const ConvGeo
           for (int64_t i = g.kh - 1; i >= 0; --i)
             for (int64_t j = 0; j < g.kw; ++j)
               taps[count++] = {wc[i * g.kw + j], nullptr, (g.kh - 1 - i) * g.dh,
-                               (g.kw - 1 - j) * g.dw};
+                               (g.kw - 1 - j) * g.dw, 0};
           const int64_t reach_rows = (g.kh - 1) * g.dh, reach_cols = (g.kw - 1) * g.dw;
           stencil_plane(gy + p * g.oh * g.ow, g.oh, g.ow, g.ph - reach_rows, g.pw - reach_cols,
-                        reach_rows, reach_cols, taps, count, T(0), g.h, g.w, stage, gxp);
+                        reach_rows, reach_cols, 1, 1, taps, count, T(0), g.h, g.w, stage, gxp);
           continue;
         }
         std::fill(gxp, gxp + g.h * g.w, T(0));
@@ -427,9 +632,9 @@ template <typename T> void backward_input(const T* gy, const T* w, const ConvGeo
 
 // One image's products for one channel, tap by tap, into total[tap] (the walk: any stride, any
 // values): gy's rows times x's rows shifted by the tap, in one vector's lanes.
-template <typename T>
-[[gnu::always_inline]] inline void weight_walk(const ConvGeometry& g, const T* gyp, const T* xp,
-                                               double* total) {
+template <typename T> [[gnu::always_inline]] inline void weight_walk(const ConvGeometry& g,
+                                                                     const T* gyp, const T* xp,
+                                                                     double* total) {
   typedef T Vec __attribute__((vector_size(32)));
   constexpr int kLanes = 32 / sizeof(T);
   for (int64_t i = 0; i < g.kh; ++i)
@@ -463,12 +668,14 @@ template <typename T> void backward_weight(const T* gy, const T* x, const ConvGe
   // taps read, zero outside the input.
   const bool stencil = stencil_fits<T>(g) && taps <= kMaxWeightStencilTaps;
   const int64_t vecs = (g.ow + kLanes - 1) / kLanes;
-  const int64_t x_rows = g.oh + (g.kh - 1) * g.dh, x_width = vecs * kLanes + (g.kw - 1) * g.dw;
+  const int64_t x_rows = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  const int64_t x_width = vecs * kLanes + (g.kw - 1) * g.dw / g.sw;
   const int64_t per_channel = std::max<int64_t>(g.n * g.oh * g.ow * taps, 1);
   parallel_for(0, g.c, std::max<int64_t>(1, kElementwiseGrain / per_channel),
                [&](int64_t lo_c, int64_t hi_c) {
                  std::vector<T> stage(
-                     stencil ? static_cast<size_t>(g.oh * vecs * kLanes + x_rows * x_width) : 0);
+                     stencil ? static_cast<size_t>(g.oh * vecs * kLanes + g.sw * x_rows * x_width)
+                             : 0);
                  std::vector<double> total(static_cast<size_t>(taps));
                  run_widest([&]() __attribute__((always_inline)) {
                    for (int64_t c = lo_c; c < hi_c; ++c) {
@@ -484,12 +691,12 @@ template <typename T> void backward_weight(const T* gy, const T* x, const ConvGe
                        if (stencil) {
                          stage_region(gyp, g.oh, g.ow, 0, g.oh, 0, vecs * kLanes, T(0), gys,
                                       &nonfinite);
-                         stage_region(xp, g.h, g.w, -g.ph, x_rows, -g.pw, x_width, T(0), xs,
+                         stage_phases(xp, g.h, g.w, -g.ph, x_rows, -g.pw, x_width, g.sw, T(0), xs,
                                       &nonfinite);
                        }
                        if (stencil && !any_lane(nonfinite))
-                         weight_stencil_any<T>(static_cast<int>(taps), g, gys, xs, vecs, x_width,
-                                               total.data());
+                         weight_stencil_any<T>(static_cast<int>(taps), g, gys, xs, vecs, x_rows,
+                                               x_width, total.data());
                        else
                          weight_walk(g, gyp, xp, total.data());
                      }

@@ -4,7 +4,8 @@
 // concatenation along rows, one_hot, nll_loss, the logits loss of a binary classifier, a mask's
 // logical_not and masked_fill, and an elementwise op on a transposed view; and from the
 // twenty-fourth session's sweep a column broadcast, an expanded row copied, a float to int64
-// conversion, baddbmm and conv1d; and depthwise conv1d / conv2d (twenty-fifth session).
+// conversion, baddbmm and conv1d; and depthwise conv1d / conv2d (twenty-fifth session; conv2d
+// with stride 2, twenty-seventh).
 // Forward+backward cases reset the leaves' grads to undefined each iteration and back-propagate a
 // fixed N(0, 1) g.
 #include <vector>
@@ -198,16 +199,18 @@ template <class L> void depthwise_conv1d_fwd_bwd(benchmark::State& state) {
 }
 
 // A depthwise 3x3 conv2d, as in a MobileNet block: x [32, 64, 28, 28], w [64, 1, 3, 3], padding
-// 1, groups 64; forward+backward with x and w requiring grad.
-template <class L> void depthwise_conv2d_fwd_bwd(benchmark::State& state) {
+// 1, groups 64, stride 1 or (a block that halves the map) 2; forward+backward with x and w
+// requiring grad.
+template <class L, int64_t kStride> void depthwise_conv2d_fwd_bwd(benchmark::State& state) {
   L::seed(0);
   typename L::Tensor x = L::randn({kN, kC, kH, kW}), w = L::randn({kC, 1, 3, 3});
-  const typename L::Tensor g = L::randn({kN, kC, kH, kW});
+  const int64_t oh = (kH - 1) / kStride + 1, ow = (kW - 1) / kStride + 1;
+  const typename L::Tensor g = L::randn({kN, kC, oh, ow});
   x.requires_grad_();
   w.requires_grad_();
   for (auto _ : state) {
     clear_grads<L>(x, w);
-    L::conv2d(x, w, typename L::Tensor(), 1, 1, kC).backward(g);
+    L::conv2d(x, w, typename L::Tensor(), kStride, 1, kC).backward(g);
     keep(x.grad());
   }
 }
@@ -233,7 +236,8 @@ template <class L> std::vector<Case> cases() {
       {"conv1d_fwd_bwd_32x64x256_k5_f32", conv1d<L, true>, kMs},
       {"strided_conv1d_fwd_bwd_16x128x1024_k4_s2_f32", strided_conv1d_fwd_bwd<L>, kMs},
       {"depthwise_conv1d_fwd_bwd_8x256x1024_k4_f32", depthwise_conv1d_fwd_bwd<L>, kMs},
-      {"depthwise_conv2d_fwd_bwd_32x64x28x28_3x3_f32", depthwise_conv2d_fwd_bwd<L>, kMs},
+      {"depthwise_conv2d_fwd_bwd_32x64x28x28_3x3_f32", depthwise_conv2d_fwd_bwd<L, 1>, kMs},
+      {"depthwise_conv2d_s2_fwd_bwd_32x64x28x28_3x3_f32", depthwise_conv2d_fwd_bwd<L, 2>, kMs},
   };
 }
 

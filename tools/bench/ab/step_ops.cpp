@@ -7,8 +7,8 @@
 // conv1d ops take their shape from STEP_CONV="N,C,W,OC,K,PAD" (default 32,64,256,64,5,2), the
 // 1 x k conv2d ones theirs from STEP_CONV2D="N,C,H,W,OC,K,PAD" (default 32,64,28,28,128,1,0), the
 // 3x3 one (padding 1) from STEP_CONV3X3="N,C,H,W,OC" (default 32,16,28,28,32);
-// depthwise_3x3_fwd_bwd runs a depthwise 3x3 (padding 1) on images STEP_DW="N,C,H,W" (default
-// 32,64,28,28),
+// depthwise_3x3_fwd_bwd runs a depthwise 3x3 (padding 1) on images STEP_DW="N,C,H,W,STRIDE"
+// (default 32,64,28,28,1; with stride > 1 the output gradient is ones),
 // depthwise_causal_fwd_bwd a causal depthwise conv1d (k = 4, padding 3) on [8, 256, 1024].
 #include <tapegrad/tapegrad.h>
 
@@ -29,7 +29,7 @@ struct Inputs {
   tg::Tensor probs = tg::rand({1 << 22});           // targets in [0, 1)
   tg::Tensor large = tg::randn({1 << 24});          // sum_large: beyond the L3
   tg::Tensor channel = tg::randn({64});             // the images' per-channel weight
-  std::vector<int64_t> dw = sizes("STEP_DW", {32, 64, 28, 28});
+  std::vector<int64_t> dw = sizes("STEP_DW", {32, 64, 28, 28, 1});
   tg::Tensor planes_dw = tg::randn({dw[0], dw[1], dw[2], dw[3]});
   tg::Tensor depthwise = tg::randn({dw[1], 1, 3, 3});  // a 3x3 filter per plane
   tg::Tensor sequence = tg::randn({8, 256, 1024}), causal = tg::randn({256, 1, 4});
@@ -147,7 +147,8 @@ double one(const std::string& op) {
     tg::Tensor x = in.planes_dw.detach(), w = in.depthwise.detach();
     x.requires_grad_();
     w.requires_grad_();
-    tg::conv2d(x, w, {}, {1}, {1}, {1}, in.dw[1]).backward(in.planes_dw);
+    const tg::Tensor y = tg::conv2d(x, w, {}, {in.dw[4]}, {1}, {1}, in.dw[1]);
+    y.backward(in.dw[4] == 1 ? in.planes_dw : tg::ones_like(y));
     return x.grad().data<float>()[3] + w.grad().data<float>()[3];
   }
   if (op == "depthwise_causal_fwd_bwd") {
