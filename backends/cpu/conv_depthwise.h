@@ -4,9 +4,9 @@
 // path ran them as one GEMM per group, each a single row of the weights times the plane's column
 // matrix, far from memory speed; here the forward and input gradient add each tap's shifted row
 // times its weight (an axpy along the row), and the weight gradient is, per channel and tap, a
-// dot product of gy's rows with x's rows shifted by the tap; with stride 1 and rows of 8 to 256,
-// the same sums as dense stencils over staged planes (conv_depthwise.cpp says how they keep the
-// walk's results). Every output is summed by one task
+// dot product of gy's rows with x's rows shifted by the tap; with strides of 1 or 2 and rows of a
+// vector or more, the same sums as dense stencils over staged planes (conv_depthwise.cpp says
+// when, and how they keep the walk's results). Every output is summed by one task
 // in an order fixed by the shapes (taps in order; a weight's products image by image in the lanes
 // of one vector, the images' sums added in order in double), without fused multiply-adds: the
 // same bits at any thread count and in the AVX2 build or the baseline one.
