@@ -67,13 +67,13 @@ TEST_CASE("depthwise convs: forward and both gradients in float32 and float64, a
       {3, 6, 1, 45, 1, 4, 1, 1, 0, 3, 1, 1, true, true},   // a causal conv1d, k = 4
       {2, 3, 1, 31, 1, 5, 1, 2, 0, 1, 1, 3, true, false},  // conv1d, stride 2, dilation 3
       {2, 3, 4, 4, 1, 1, 1, 1, 0, 0, 1, 1, false, true},   // 1x1
-      {2, 3, 12, 28, 3, 3, 1, 1, 2, 2, 2, 2, false, true},  // rows of 28, dilation 2
-      {1, 2, 5, 8, 7, 5, 1, 1, 3, 2, 1, 1, false, true},    // a kernel taller than the image
-      {1, 2, 3, 300, 3, 3, 1, 1, 1, 1, 1, 1, false, true},  // long rows (the stencils)
-      {2, 2, 1, 40, 3, 3, 1, 1, 1, 1, 1, 1, false, true},   // one row: a third inside (the walk)
-      {2, 3, 1, 1100, 1, 4, 1, 1, 0, 3, 1, 1, true, true},  // a causal conv1d on long rows
-      {2, 3, 20, 37, 3, 3, 2, 2, 1, 1, 1, 1, false, true},  // stride 2 (the strided stencils)
-      {1, 2, 17, 40, 3, 3, 1, 2, 1, 1, 2, 3, false, true},  // stride (1, 2), dilation (2, 3)
+      {2, 3, 12, 28, 3, 3, 1, 1, 2, 2, 2, 2, false, true},   // rows of 28, dilation 2
+      {1, 2, 5, 8, 7, 5, 1, 1, 3, 2, 1, 1, false, true},     // a kernel taller than the image
+      {1, 2, 3, 300, 3, 3, 1, 1, 1, 1, 1, 1, false, true},   // long rows (the stencils)
+      {2, 2, 1, 40, 3, 3, 1, 1, 1, 1, 1, 1, false, true},    // one row: a third inside (the walk)
+      {2, 3, 1, 1100, 1, 4, 1, 1, 0, 3, 1, 1, true, true},   // a causal conv1d on long rows
+      {2, 3, 20, 37, 3, 3, 2, 2, 1, 1, 1, 1, false, true},   // stride 2 (the strided stencils)
+      {1, 2, 17, 40, 3, 3, 1, 2, 1, 1, 2, 3, false, true},   // stride (1, 2), dilation (2, 3)
       {1, 2, 19, 33, 5, 4, 2, 1, 2, 1, 1, 1, false, false},  // stride (2, 1), 5x4
       {2, 2, 20, 20, 1, 1, 2, 2, 0, 0, 1, 1, false, true},   // 1x1, stride 2: untouched inputs
       {2, 3, 1, 60, 1, 3, 1, 2, 0, 1, 1, 1, true, true},     // conv1d, stride 2
@@ -141,8 +141,7 @@ TEST_CASE(
       const std::vector<double> v = y.to_vector<double>();
       const auto plane = static_cast<size_t>(y.size(2) * y.size(3));
       int64_t wrong = 0;
-      for (size_t k = 0; k < v.size(); ++k)
-        wrong += v[k] != 0 || std::signbit(v[k]) != (k < plane);
+      for (size_t k = 0; k < v.size(); ++k) wrong += v[k] != 0 || std::signbit(v[k]) != (k < plane);
       CHECK(wrong == 0);
     }
 
