@@ -531,10 +531,11 @@ template <typename T> void backward_weight(const T* gy, const T* x, const ConvGe
                        const T* gyp = gy + p * g.oh * g.ow;
                        const T* xp = x + p * g.h * g.w;
                        // Images with inf or NaN (seen while staging) keep the walk.
-                       T* gys = stage.data();
-                       T* xs = gys + g.oh * vecs * kLanes;
+                       T* gys = stage.data();  // null when no stencil
+                       T* xs = nullptr;
                        typename BitsLanes<T>::Vec nonfinite = {};
                        if (stencil) {
+                         xs = gys + g.oh * vecs * kLanes;
                          stage_region(gyp, g.oh, g.ow, 0, g.oh, 0, vecs * kLanes, T(0), gys,
                                       &nonfinite);
                          stage_phases(xp, g.h, g.w, -g.ph, x_rows, -g.pw, x_width, g.sw, T(0), xs,
