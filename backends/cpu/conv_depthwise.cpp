@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 #include <vector>
 
 #include <tapegrad/core/parallel.h>
@@ -108,7 +107,7 @@ int64_t grain(const ConvGeometry& g) {
 // (inf or NaN times a zero is NaN: such channels keep the walk) and, in the forward, a bias that is
 // not NaN (a signalling one would come out quieted where no tap reads inside).
 
-// One tap of a stencil: out += w * plane[(r + row) * width + c + col].
+// One tap of a stencil: out[r][c] += w * plane[(r * row_step + row) * width + c + col].
 template <typename T> struct StencilTap {
   T w;
   const T* plane;
@@ -203,8 +202,8 @@ template <typename T>
   run_stencil(taps, count, init, width, sh, rows, cols, out);
 }
 
-// Whether the stencils take this conv's forward and weight gradient (else the axpy walk; the
-// input gradient's stencil also needs stride 1): strides of at most 2 (a CNN's downsampling; a
+// Whether the stencils take this conv (else the axpy walk; with a stride, the input gradient
+// also needs strided_grad_fits): strides of at most 2 (a CNN's downsampling; a
 // larger one would stage columns no tap reads), rows of at least a vector, and at least 3/4 of
 // the taps' reads inside the input. A stencil computes every tap at every
 // output, the walk only those that read inside: on a 3x3 over images of one row (a third inside)
@@ -315,13 +314,7 @@ template <typename T>
       Vec ev, ov, lo, hi;
       __builtin_memcpy(&ev, e + k, sizeof ev);
       __builtin_memcpy(&ov, o + k, sizeof ov);
-      if constexpr (kLanes == 8) {
-        lo = __builtin_shufflevector(ev, ov, 0, 8, 1, 9, 2, 10, 3, 11);
-        hi = __builtin_shufflevector(ev, ov, 4, 12, 5, 13, 6, 14, 7, 15);
-      } else {
-        lo = __builtin_shufflevector(ev, ov, 0, 4, 1, 5);
-        hi = __builtin_shufflevector(ev, ov, 2, 6, 3, 7);
-      }
+      join_even_odd<T>(ev, ov, lo, hi);
       __builtin_memcpy(to + 2 * k, &lo, sizeof lo);
       __builtin_memcpy(to + 2 * k + kLanes, &hi, sizeof hi);
     }
@@ -434,21 +427,21 @@ void forward(const T* x, const T* w, const T* bias, const ConvGeometry& g, T* y)
 // gx[ih][ow * sw + off] += w[i][j] gy[oh][ow] over the taps in (oh, i, j) order: the adjoint
 // of forward, each plane's sums in one task.
 template <typename T> void backward_input(const T* gy, const T* w, const ConvGeometry& g, T* gx) {
-  const bool stencil =
-      stencil_fits<T>(g) && (g.sh == 1 && g.sw == 1 ? true : strided_grad_fits<T>(g));
+  const bool strided = g.sh > 1 || g.sw > 1;
+  const bool stencil = stencil_fits<T>(g) && (!strided || strided_grad_fits<T>(g));
   parallel_for(0, g.n * g.c, grain(g), [&](int64_t lo_plane, int64_t hi_plane) {
     const TapColumns cols(g);
-    std::vector<T> stage, sums;  // staged planes (sized by stencil_plane), a class's sums
+    std::vector<T> stage, sums;  // staged planes (sized by stencil_plane), the classes' sums
     run_widest([&]() __attribute__((always_inline)) {
       for (int64_t p = lo_plane; p < hi_plane; ++p) {
         const int64_t c = p % g.c;
         T* gxp = gx + p * g.h * g.w;
         const T* wc = w + c * g.kh * g.kw;
-        if (stencil && (g.sh > 1 || g.sw > 1) && all_finite(wc, g.kh * g.kw)) {
+        if (stencil && strided && all_finite(wc, g.kh * g.kw)) {
           strided_input_grad(g, gy + p * g.oh * g.ow, wc, stage, sums, gxp);
           continue;
         }
-        if (stencil && all_finite(wc, g.kh * g.kw)) {
+        if (stencil && !strided && all_finite(wc, g.kh * g.kw)) {
           // gx[ih][iw] sums w[i][j] gy[ih + ph - i dh][iw + pw - j dw] with i from the last (the
           // walk adds output rows in order), j in order: gy's rows from ph - (kh - 1) dh and
           // columns from pw - (kw - 1) dw, tap (i, j) at offset ((kh - 1 - i) dh, (kw - 1 - j) dw).

@@ -17,20 +17,58 @@ template <typename T>
 constexpr Bits<T> kExponentBits = static_cast<Bits<T>>(sizeof(T) == 4 ? 0x7f800000
                                                                       : 0x7ff0000000000000);
 
+// Whether v is inf or NaN.
+template <typename T> [[gnu::always_inline]] inline bool nonfinite_value(T v) {
+  Bits<T> b;
+  __builtin_memcpy(&b, &v, sizeof b);
+  return (b & kExponentBits<T>) == kExponentBits<T>;
+}
+
 // Whether no value is inf or NaN, tested on the bits (a loop the compiler vectorises;
 // std::isfinite per value stayed a compare and a branch each).
 template <typename T> bool all_finite(const T* v, int64_t n) {
-  Bits<T> bad = 0;
-  for (int64_t k = 0; k < n; ++k) {
-    Bits<T> b;
-    __builtin_memcpy(&b, v + k, sizeof b);
-    bad |= (b & kExponentBits<T>) == kExponentBits<T>;
-  }
-  return bad == 0;
+  bool bad = false;
+  for (int64_t k = 0; k < n; ++k) bad |= nonfinite_value(v[k]);
+  return !bad;
 }
 
 // A vector of those bits, as wide as the stencils' vectors.
 template <typename T> struct BitsLanes { typedef Bits<T> Vec __attribute__((vector_size(32))); };
+
+// Sets the lanes of nonfinite where v's lane is inf or NaN.
+template <typename T, typename Vec>
+[[gnu::always_inline]] inline void note_nonfinite(const Vec& v,
+                                                  typename BitsLanes<T>::Vec& nonfinite) {
+  typename BitsLanes<T>::Vec b;
+  __builtin_memcpy(&b, &v, sizeof b);
+  nonfinite |= (b & kExponentBits<T>) == kExponentBits<T>;
+}
+
+// even, odd = the even and the odd lanes of the pair (v0, v1), in order.
+template <typename T, typename Vec>
+[[gnu::always_inline]] inline void split_even_odd(const Vec& v0, const Vec& v1, Vec& even,
+                                                  Vec& odd) {
+  if constexpr (sizeof(Vec) / sizeof(T) == 8) {
+    even = __builtin_shufflevector(v0, v1, 0, 2, 4, 6, 8, 10, 12, 14);
+    odd = __builtin_shufflevector(v0, v1, 1, 3, 5, 7, 9, 11, 13, 15);
+  } else {
+    even = __builtin_shufflevector(v0, v1, 0, 2, 4, 6);
+    odd = __builtin_shufflevector(v0, v1, 1, 3, 5, 7);
+  }
+}
+
+// The inverse of split_even_odd: (lo, hi) = even[0], odd[0], even[1], odd[1], ...
+template <typename T, typename Vec>
+[[gnu::always_inline]] inline void join_even_odd(const Vec& even, const Vec& odd, Vec& lo,
+                                                 Vec& hi) {
+  if constexpr (sizeof(Vec) / sizeof(T) == 8) {
+    lo = __builtin_shufflevector(even, odd, 0, 8, 1, 9, 2, 10, 3, 11);
+    hi = __builtin_shufflevector(even, odd, 4, 12, 5, 13, 6, 14, 7, 15);
+  } else {
+    lo = __builtin_shufflevector(even, odd, 0, 4, 1, 5);
+    hi = __builtin_shufflevector(even, odd, 2, 6, 3, 7);
+  }
+}
 
 // Whether any lane of an integer vector is nonzero.
 template <typename BitsVec> [[gnu::always_inline]] inline bool any_lane(const BitsVec& v) {
@@ -47,7 +85,6 @@ template <typename BitsVec> [[gnu::always_inline]] inline bool any_lane(const Bi
 template <typename T>
 [[gnu::always_inline]] inline void pad_then_copy(T* dst, int64_t n, T pad, const T* src, int64_t m,
                                                  typename BitsLanes<T>::Vec* nonfinite) {
-  using BitsVec = typename BitsLanes<T>::Vec;
   typedef T Vec __attribute__((vector_size(32)));
   constexpr int64_t kLanes = 32 / sizeof(T);
   // The value hidden from the optimiser: with a constant zero, GCC makes the fill loops memset
@@ -61,11 +98,7 @@ template <typename T>
   if (m < kLanes) {
     for (k = 0; k < m; ++k) {
       dst[k] = src[k];
-      if (nonfinite) {
-        Bits<T> b;
-        __builtin_memcpy(&b, src + k, sizeof b);
-        (*nonfinite)[0] |= (b & kExponentBits<T>) == kExponentBits<T>;
-      }
+      if (nonfinite) (*nonfinite)[0] |= nonfinite_value(src[k]);
     }
     return;
   }
@@ -75,11 +108,7 @@ template <typename T>
     Vec v;
     __builtin_memcpy(&v, src + at, sizeof v);
     __builtin_memcpy(dst + at, &v, sizeof v);
-    if (nonfinite) {
-      BitsVec b;
-      __builtin_memcpy(&b, &v, sizeof b);
-      *nonfinite |= (b & kExponentBits<T>) == kExponentBits<T>;
-    }
+    if (nonfinite) note_nonfinite<T>(v, *nonfinite);
   }
 }
 
@@ -110,7 +139,6 @@ template <typename T>
                                                     int64_t rows, int64_t c0, int64_t cols, T pad,
                                                     T* dst, typename BitsLanes<T>::Vec* nonfinite) {
   typedef T Vec __attribute__((vector_size(32)));
-  using BitsVec = typename BitsLanes<T>::Vec;
   constexpr int64_t kLanes = 32 / sizeof(T);
   // Vector pairs start at columns c in [first, last]: source c0 + 2c >= 0 and its 2 * kLanes
   // values inside the row, and c + kLanes <= cols.
@@ -118,16 +146,13 @@ template <typename T>
   const int64_t last = std::min(floor_div(w - 2 * kLanes - c0, 2), cols - kLanes);
   const bool pairs = first <= last;
   const int64_t scalar_to = pairs ? first : cols, scalar_from = pairs ? last + kLanes : cols;
-  Bits<T> bad = 0;
+  bool bad = false;
   const auto one = [&](const T* row, int64_t c, T* even, T* odd) __attribute__((always_inline)) {
     const int64_t s = c0 + 2 * c;
     even[c] = s >= 0 && s < w ? row[s] : pad;
     odd[c] = s + 1 >= 0 && s + 1 < w ? row[s + 1] : pad;
-    Bits<T> be, bo;
-    __builtin_memcpy(&be, even + c, sizeof be);
-    __builtin_memcpy(&bo, odd + c, sizeof bo);
-    bad |= ((be & kExponentBits<T>) == kExponentBits<T>) |
-           ((bo & kExponentBits<T>) == kExponentBits<T>);
+    bad |= nonfinite_value(even[c]);
+    bad |= nonfinite_value(odd[c]);
   };
   T* even = dst;
   T* odd = dst + rows * cols;
@@ -144,21 +169,12 @@ template <typename T>
       Vec v0, v1, e, o;
       __builtin_memcpy(&v0, row + c0 + 2 * c, sizeof v0);
       __builtin_memcpy(&v1, row + c0 + 2 * c + kLanes, sizeof v1);
-      if constexpr (kLanes == 8) {
-        e = __builtin_shufflevector(v0, v1, 0, 2, 4, 6, 8, 10, 12, 14);
-        o = __builtin_shufflevector(v0, v1, 1, 3, 5, 7, 9, 11, 13, 15);
-      } else {
-        e = __builtin_shufflevector(v0, v1, 0, 2, 4, 6);
-        o = __builtin_shufflevector(v0, v1, 1, 3, 5, 7);
-      }
+      split_even_odd<T>(v0, v1, e, o);
       __builtin_memcpy(even + c, &e, sizeof e);
       __builtin_memcpy(odd + c, &o, sizeof o);
       if (nonfinite) {
-        BitsVec b0, b1;
-        __builtin_memcpy(&b0, &v0, sizeof b0);
-        __builtin_memcpy(&b1, &v1, sizeof b1);
-        *nonfinite |= ((b0 & kExponentBits<T>) == kExponentBits<T>) |
-                      ((b1 & kExponentBits<T>) == kExponentBits<T>);
+        note_nonfinite<T>(v0, *nonfinite);
+        note_nonfinite<T>(v1, *nonfinite);
       }
       if (c == last) break;
     }
@@ -167,39 +183,17 @@ template <typename T>
   if (nonfinite) (*nonfinite)[0] |= bad;
 }
 
-// The region [r0, r0 + rows) x [c0, c0 + cols * step) of a [h, w] plane split by column phase:
-// phase q's rows (cols values each, at dst + q * rows * cols) hold columns c0 + q, c0 + q + step,
-// ... (so that a stride-`step` conv reads each phase at unit stride); values outside `pad`.
-// nonfinite (if given) as pad_then_copy's.
+// The region [r0, r0 + rows) x [c0, c0 + cols * step) of a [h, w] plane split by column phase,
+// step 1 or 2 (the stencils' strides): phase q's rows (cols values each, at dst + q * rows * cols)
+// hold columns c0 + q, c0 + q + step, ... (so that a stride-`step` conv reads each phase at unit
+// stride); values outside `pad`. nonfinite (if given) as pad_then_copy's.
 template <typename T>
 [[gnu::always_inline]] inline void stage_phases(const T* src, int64_t h, int64_t w, int64_t r0,
                                                 int64_t rows, int64_t c0, int64_t cols,
                                                 int64_t step, T pad, T* dst,
                                                 typename BitsLanes<T>::Vec* nonfinite = nullptr) {
   if (step == 1) return stage_region(src, h, w, r0, rows, c0, cols, pad, dst, nonfinite);
-  if (step == 2) return stage_two_phases(src, h, w, r0, rows, c0, cols, pad, dst, nonfinite);
-  Bits<T> bad = 0;
-  for (int64_t q = 0; q < step; ++q) {
-    // the phase's columns inside the input: c with 0 <= c0 + q + c * step < w
-    const int64_t first = c0 + q;
-    const int64_t lo = std::clamp<int64_t>(first >= 0 ? 0 : (-first + step - 1) / step, 0, cols);
-    const int64_t hi = std::clamp<int64_t>(w > first ? (w - first + step - 1) / step : 0, lo, cols);
-    for (int64_t r = 0; r < rows; ++r, dst += cols) {
-      const int64_t sr = r0 + r;
-      const bool row_inside = sr >= 0 && sr < h;
-      const int64_t in_lo = row_inside ? lo : cols, in_hi = row_inside ? hi : cols;
-      const T* from = src + sr * w + first;
-      for (int64_t c = 0; c < in_lo; ++c) dst[c] = pad;
-      for (int64_t c = in_lo; c < in_hi; ++c) {
-        dst[c] = from[c * step];
-        Bits<T> b;
-        __builtin_memcpy(&b, dst + c, sizeof b);
-        bad |= (b & kExponentBits<T>) == kExponentBits<T>;
-      }
-      for (int64_t c = std::max(in_hi, in_lo); c < cols; ++c) dst[c] = pad;
-    }
-  }
-  if (nonfinite) (*nonfinite)[0] |= bad;
+  stage_two_phases(src, h, w, r0, rows, c0, cols, pad, dst, nonfinite);
 }
 
 }  // namespace tg::cpu::depthwise
