@@ -145,6 +145,20 @@ __attribute__((target("avx2"))) inline void transpose8x8(uint32_t* d, int64_t ld
   for (int k = 0; k < 8; ++k) _mm256_storeu_ps(reinterpret_cast<float*>(d + k * ldd), out[k]);
 }
 
+// The same for 8-byte items: a 4x4 block through four 256-bit registers (pure shuffles too).
+__attribute__((target("avx2"))) inline void transpose4x4(uint64_t* d, int64_t ldd,
+                                                         const uint64_t* s, int64_t lds) {
+  __m256d r[4];
+  for (int k = 0; k < 4; ++k) r[k] = _mm256_loadu_pd(reinterpret_cast<const double*>(s + k * lds));
+  const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+  const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+  const __m256d out[4] = {_mm256_permute2f128_pd(t0, t2, 0x20),
+                          _mm256_permute2f128_pd(t1, t3, 0x20),
+                          _mm256_permute2f128_pd(t0, t2, 0x31),
+                          _mm256_permute2f128_pd(t1, t3, 0x31)};
+  for (int k = 0; k < 4; ++k) _mm256_storeu_pd(reinterpret_cast<double*>(d + k * ldd), out[k]);
+}
+
 // dst columns [j0, j1) (a multiple of 16 wide, dst rows 64-byte aligned) of a large transpose:
 // 16x16 blocks of four 8x8 register transposes, so each of a block's source row pieces and dst
 // row pieces is one whole 64-byte line. The dst lines go out with non-temporal stores: the
@@ -246,6 +260,20 @@ __attribute__((target("avx2"))) void transpose_tile_avx2(uint32_t* dst, const ui
   transpose_block(dst, src, i0, i8, j8, j1, cols, ld);
   transpose_block(dst, src, i8, i1, j0, j1, cols, ld);
 }
+// 8-byte items: 4 dst rows x 8 columns per step (two 4x4 blocks), so that each dst row gets a
+// whole 64-byte line while eight source rows are walked in order.
+__attribute__((target("avx2"))) void transpose_tile_avx2(uint64_t* dst, const uint64_t* src,
+                                                         int64_t i0, int64_t i1, int64_t j0,
+                                                         int64_t j1, int64_t cols, int64_t ld) {
+  const int64_t i4 = i0 + (i1 - i0) / 4 * 4, j8 = j0 + (j1 - j0) / 8 * 8;
+  for (int64_t j = j0; j < j8; j += 8)
+    for (int64_t i = i0; i < i4; i += 4) {
+      transpose4x4(dst + i * cols + j, cols, src + i + j * ld, ld);
+      transpose4x4(dst + i * cols + j + 4, cols, src + i + (j + 4) * ld, ld);
+    }
+  transpose_block(dst, src, i0, i4, j8, j1, cols, ld);
+  transpose_block(dst, src, i4, i1, j0, j1, cols, ld);
+}
 #endif
 
 // dst [rows, cols] contiguous = src read with steps (1, ld), in square tiles of kTile items. The
@@ -285,6 +313,21 @@ void transpose_copy(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld
     }
     if (cpu_has_avx2()) {
       constexpr int64_t kTile = 256;
+      const int64_t col_tiles = (cols + kTile - 1) / kTile;
+      parallel_for(0, col_tiles, std::max<int64_t>(1, kElementwiseGrain / (kTile * rows)),
+                   [&](int64_t tb, int64_t te) {
+                     for (int64_t j0 = tb * kTile; j0 < std::min(cols, te * kTile); j0 += kTile)
+                       for (int64_t i0 = 0; i0 < rows; i0 += kTile)
+                         transpose_tile_avx2(dst, src, i0, std::min(rows, i0 + kTile), j0,
+                                             std::min(cols, j0 + kTile), cols, ld);
+                   });
+      return;
+    }
+  }
+  if constexpr (sizeof(T) == 8) {
+    // Tiles of 128 x 128 items: the same 128 KiB of dst rows per tile as the 4-byte tiles above.
+    if (cpu_has_avx2()) {
+      constexpr int64_t kTile = 128;
       const int64_t col_tiles = (cols + kTile - 1) / kTile;
       parallel_for(0, col_tiles, std::max<int64_t>(1, kElementwiseGrain / (kTile * rows)),
                    [&](int64_t tb, int64_t te) {

@@ -250,15 +250,16 @@ TEST_CASE("double backward through slice: slice_backward's gradient is a slice")
 }
 
 TEST_CASE("contiguous of a transposed matrix: every item in place, ragged edges, any leading dim") {
-  // Sizes around the copy's 8x8 register blocks and 256-item tiles, and a source whose rows are
-  // longer than the transposed matrix is tall (ld > rows), in 4- and 8-byte dtypes. [1043, 4112]
+  // Sizes around the copy's register blocks (8x8 of 4-byte items, 4x8 of 8-byte ones) and tiles
+  // (256 and 128 items), and a source whose rows are longer than the transposed matrix is tall
+  // (ld > rows), in 4- and 8-byte dtypes. [1043, 4112]
   // (16.4 MiB of 4-byte items) takes the streaming path: 16x16 blocks in 256-column bands (the
   // last 16 wide) of one AVX-512 register transpose each, or in 16-column bands of four AVX2 8x8
   // ones (on AVX2 CPUs, or with TG_SIMD=avx2, a ctest entry), and 1043 % 16 rows item by item.
-  const std::vector<std::pair<int64_t, int64_t>> sizes = {{8, 8},      {9, 17},    {64, 64},
-                                                          {300, 517},  {513, 260}, {16, 1030},
-                                                          {1043, 4112}};
-  for (auto dtype : {tg::kFloat32, tg::kInt32, tg::kFloat64}) {
+  const std::vector<std::pair<int64_t, int64_t>> sizes = {{8, 8},     {9, 17},    {64, 64},
+                                                          {300, 517}, {513, 260}, {16, 1030},
+                                                          {131, 133}, {7, 1031},  {1043, 4112}};
+  for (auto dtype : {tg::kFloat32, tg::kInt32, tg::kFloat64, tg::kInt64}) {
     for (const auto& size : sizes) {
       const int64_t rows = size.first, cols = size.second, ld = rows + 3;
       CAPTURE(rows);

@@ -2,6 +2,7 @@
 // along the reduced dim (softmax_rows.h): contiguous rows one at a time with vectorised row loops,
 // rows along an inner dim in blocks of adjacent rows (so memory is read in order), and rows split
 // across threads when the tensor is large.
+#include <tapegrad/backends/cpu/simd/vec_math.h>
 #include <tapegrad/backends/cpu/softmax_rows.h>
 #include <tapegrad/core/cpu_features.h>
 #include <tapegrad/generated/kernels.h>
@@ -27,14 +28,28 @@ namespace tg::cpu {
 TG_AVX2_CLONES void exp_minus(const float* x, float shift, float* out, int64_t n) {
   for (int64_t j = 0; j < n; ++j) out[j] = fast_exp(x[j] - shift);
 }
+// float64: the shifted values, then SLEEF's vector exp over them in place (simd/vec_math.h,
+// within 1 ULP as libm's); libm's scalar exp where SLEEF is not built in or TG_SIMD=scalar.
+namespace {
+void exp_in_place(double* v, int64_t n) {
+  static const auto kernel =
+      vec::best() ? vec::best()->f64.unary[static_cast<int>(vec::Unary::exp)] : nullptr;
+  if (kernel)
+    kernel(v, v, n);
+  else
+    for (int64_t j = 0; j < n; ++j) v[j] = fast_exp(v[j]);
+}
+}  // namespace
 void exp_minus(const double* x, double shift, double* out, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) out[j] = fast_exp(x[j] - shift);
+  for (int64_t j = 0; j < n; ++j) out[j] = x[j] - shift;
+  exp_in_place(out, n);
 }
 TG_AVX2_CLONES void exp_minus_each(const float* x, const float* shift, float* out, int64_t n) {
   for (int64_t k = 0; k < n; ++k) out[k] = fast_exp(x[k] - shift[k]);
 }
 void exp_minus_each(const double* x, const double* shift, double* out, int64_t n) {
-  for (int64_t k = 0; k < n; ++k) out[k] = fast_exp(x[k] - shift[k]);
+  for (int64_t k = 0; k < n; ++k) out[k] = x[k] - shift[k];
+  exp_in_place(out, n);
 }
 
 #ifdef TG_ROWS_AVX2

@@ -63,7 +63,7 @@ inline float fast_exp(float x) {
   const float scale_b = std::bit_cast<float>(static_cast<uint32_t>(ni - half + 127) << 23);
   return select(x < kLow, 0.0f, e_r * scale_a * scale_b);
 }
-// float64 keeps libm's exp: its arithmetic version would not vectorise with SSE2 alone.
+// float64's exp loops call SLEEF's vector exp instead (softmax.cpp); this is their fallback.
 inline double fast_exp(double x) { return std::exp(x); }
 
 // The exp loops are the hot spot of every kernel here. The library builds for baseline x86-64
