@@ -3,7 +3,8 @@
 // ops: tiny cumsum max prod topk sum_dim1 where cat1 logical_not masked_fill bce global_avg_pool
 // leaky_relu_fwd_bwd permute group_norm_fwd_bwd one_hot nll_loss_fwd_bwd sum_large conv1d
 // conv1d_fwd_bwd conv1d_grad_input conv2d_1xk conv2d_1xk_grad_input conv2d_3x3_fwd_bwd
-// depthwise_3x3_fwd_bwd depthwise_causal_fwd_bwd index_select sub_column; the
+// depthwise_3x3_fwd_bwd depthwise_causal_fwd_bwd index_select sub_column relu_f64 div_f64
+// add_bcast_f64 softmax_f64 (float64 [1024, 1024], the row [1024]); the
 // conv1d ops take their shape from STEP_CONV="N,C,W,OC,K,PAD" (default 32,64,256,64,5,2), the
 // 1 x k conv2d ones theirs from STEP_CONV2D="N,C,H,W,OC,K,PAD" (default 32,64,28,28,128,1,0), the
 // 3x3 one (padding 1) from STEP_CONV3X3="N,C,H,W,OC" (default 32,16,28,28,32);
@@ -38,6 +39,10 @@ struct Inputs {
   tg::Tensor table = tg::randn({1024, 1024}), rows_ids = tg::randint(0, 1024, {4096});
   tg::Tensor column = tg::randn({4096, 1});
   tg::Tensor logp = tg::randn({512, 1000}), target = tg::randint(0, 1000, {512});
+  // float64 operands (gradcheck's dtype): [1024, 1024] and a [1024] row
+  tg::Tensor rows64 = tg::randn({1024, 1024}, tg::kFloat64),
+             other64 = tg::randn({1024, 1024}, tg::kFloat64);
+  tg::Tensor row64 = tg::randn({1024}, tg::kFloat64);
   std::vector<int64_t> conv = sizes("STEP_CONV", {32, 64, 256, 64, 5, 2});  // N, C, W, OC, K, PAD
   // N, C, H, W, OC, K, PAD of a conv2d with a 1 x K kernel and padding (0, PAD)
   std::vector<int64_t> conv2 = sizes("STEP_CONV2D", {32, 64, 28, 28, 128, 1, 0});
@@ -161,6 +166,10 @@ double one(const std::string& op) {
   if (op == "sum_large") return tg::sum(in.large).item<float>();
   if (op == "index_select") return tg::index_select(in.table, 0, in.rows_ids).data<float>()[3];
   if (op == "sub_column") return tg::sub(in.rows, in.column).data<float>()[3];
+  if (op == "relu_f64") return tg::relu(in.rows64).data<double>()[3];
+  if (op == "div_f64") return tg::div(in.rows64, in.other64).data<double>()[3];
+  if (op == "add_bcast_f64") return tg::add(in.rows64, in.row64).data<double>()[3];
+  if (op == "softmax_f64") return tg::softmax(in.rows64, 1).data<double>()[3];
   if (op == "permute") return tg::permute(in.heads, {0, 2, 1, 3}).contiguous().data<float>()[3];
   std::abort();
 }
