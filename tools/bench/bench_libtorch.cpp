@@ -105,6 +105,9 @@ struct Libtorch {
   }
   static Tensor expand(const Tensor& x, Shape shape) { return x.expand(shape); }
   static Tensor to_int64(const Tensor& x) { return x.to(torch::kInt64); }
+  static Tensor to_float64(const Tensor& x) { return x.to(torch::kFloat64); }
+  static Tensor relu(const Tensor& x) { return torch::relu(x); }
+  static Tensor div(const Tensor& a, const Tensor& b) { return torch::div(a, b); }
   static Tensor baddbmm(const Tensor& c, const Tensor& a, const Tensor& b) {
     return torch::baddbmm(c, a, b);
   }

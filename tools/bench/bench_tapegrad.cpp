@@ -104,6 +104,9 @@ struct Tapegrad {
   }
   static Tensor expand(const Tensor& x, Shape shape) { return x.expand(shape); }
   static Tensor to_int64(const Tensor& x) { return x.to(tg::kInt64); }
+  static Tensor to_float64(const Tensor& x) { return x.to(tg::kFloat64); }
+  static Tensor relu(const Tensor& x) { return tg::relu(x); }
+  static Tensor div(const Tensor& a, const Tensor& b) { return tg::div(a, b); }
   static Tensor baddbmm(const Tensor& c, const Tensor& a, const Tensor& b) {
     return tg::baddbmm(c, a, b);
   }

@@ -8,6 +8,7 @@
 #include "cases_cnn.h"
 #include "cases_elementwise.h"
 #include "cases_everyday.h"
+#include "cases_float64.h"
 #include "cases_indexing.h"
 #include "cases_layers.h"
 #include "cases_nn.h"
@@ -20,9 +21,10 @@ namespace tg_bench {
 
 template <class L> std::vector<Case> all_cases() {
   std::vector<Case> all;
-  for (const auto& family : {overhead::cases<L>, parallel::cases<L>, elementwise::cases<L>,
-                             reduce::cases<L>, nn::cases<L>, cnn::cases<L>, indexing::cases<L>,
-                             sequence::cases<L>, everyday::cases<L>, layers::cases<L>}) {
+  for (const auto& family :
+       {overhead::cases<L>, parallel::cases<L>, elementwise::cases<L>, reduce::cases<L>,
+        nn::cases<L>, cnn::cases<L>, indexing::cases<L>, sequence::cases<L>, everyday::cases<L>,
+        layers::cases<L>, float64::cases<L>}) {
     const std::vector<Case> cases = family();
     all.insert(all.end(), cases.begin(), cases.end());
   }

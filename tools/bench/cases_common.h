@@ -7,6 +7,7 @@
 //   randint(high, shape)               int64 in [0, high)
 //   full(shape, v) floats(vector)      float32; floats: a 1-d tensor of the given values
 //   scalar(v)                          0-d float32
+//   to_float64(t)                      t converted to float64 (the float64 cases)
 //   clear_grad(t) set_grad(t, g)       t's grad to undefined / to g
 //   parallel_for(begin, end, grain, f) the library's intra-op parallel loop
 //   the ops the cases call, as free functions with the library's names (add, sum, gelu, ...),
