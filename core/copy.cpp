@@ -278,8 +278,8 @@ __attribute__((target("avx2"))) void transpose_tile_avx2(uint64_t* dst, const ui
 
 // dst [rows, cols] contiguous = src read with steps (1, ld), in square tiles of kTile items. The
 // threads split the tiles' columns: each writes its own 1 KiB-aligned part of every dst row.
-// 4-byte items on an AVX2 CPU go through 8x8 register transposes; large tiles keep the source's
-// rows streaming sequentially while a tile's rows of dst (kTile x kTile x 4 bytes) stay in L2.
+// On an AVX2 CPU 4-byte items go through 8x8 register transposes and 8-byte ones through 4x4;
+// large tiles keep the source's rows streaming sequentially while a tile's rows of dst stay in L2.
 template <typename T>
 void transpose_copy(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld) {
 #ifdef TG_COPY_AVX2
@@ -311,23 +311,11 @@ void transpose_copy(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld
       });
       return;
     }
-    if (cpu_has_avx2()) {
-      constexpr int64_t kTile = 256;
-      const int64_t col_tiles = (cols + kTile - 1) / kTile;
-      parallel_for(0, col_tiles, std::max<int64_t>(1, kElementwiseGrain / (kTile * rows)),
-                   [&](int64_t tb, int64_t te) {
-                     for (int64_t j0 = tb * kTile; j0 < std::min(cols, te * kTile); j0 += kTile)
-                       for (int64_t i0 = 0; i0 < rows; i0 += kTile)
-                         transpose_tile_avx2(dst, src, i0, std::min(rows, i0 + kTile), j0,
-                                             std::min(cols, j0 + kTile), cols, ld);
-                   });
-      return;
-    }
   }
-  if constexpr (sizeof(T) == 8) {
-    // Tiles of 128 x 128 items: the same 128 KiB of dst rows per tile as the 4-byte tiles above.
+  if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
     if (cpu_has_avx2()) {
-      constexpr int64_t kTile = 128;
+      // A tile's dst rows: 256 KiB of 4-byte items, 128 KiB of 8-byte ones.
+      constexpr int64_t kTile = sizeof(T) == 4 ? 256 : 128;
       const int64_t col_tiles = (cols + kTile - 1) / kTile;
       parallel_for(0, col_tiles, std::max<int64_t>(1, kElementwiseGrain / (kTile * rows)),
                    [&](int64_t tb, int64_t te) {
