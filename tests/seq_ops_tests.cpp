@@ -236,8 +236,8 @@ TEST_CASE("tril_ and triu_ work in place and one_hot infers the class count") {
 }
 
 TEST_CASE("cumsum along contiguous rows: each row's sequential sum, for any row count") {
-  // Rows go in groups of 8 that take turns a cache line at a time: 19 rows leave a group of 3,
-  // and rows of 37 values end inside a line. Each value must be the row's running sum in double,
+  // Rows go in groups of 4 that advance element by element: 19 rows leave 3 that go one at a
+  // time (with 2 threads, in either half). Each value must be the row's running sum in double,
   // rounded once, exactly as a plain loop computes it.
   const int64_t rows = 19, n = 37;
   std::vector<float> data;

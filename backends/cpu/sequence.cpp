@@ -73,22 +73,33 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
     T* o = out.data<T>();
     if (l.inner == 1) {  // along contiguous rows
       // A row's running sum is a chain of dependent additions, one add's latency per element.
-      // Rows are independent: kRows of them take turns, a cache line of each at a time, so that
-      // the out-of-order core overlaps their chains. Not element by element across the rows:
-      // rows a power of two apart in bytes share one L1 set, and the lines of kRows rows of
-      // input and of output would evict each other.
-      constexpr int64_t kRows = 8, kLine = 64 / sizeof(T);
+      // Rows are independent: kRows of them advance together, element by element, so that the
+      // out-of-order core overlaps their chains and the prefetcher sees 2 kRows streams walked
+      // in step. Four, not more: rows a power of two apart in bytes share one L1 set, and the
+      // lines of 8 rows of input and output would evict each other (8 ways).
+      constexpr int64_t kRows = 4;
       parallel_items((l.outer + kRows - 1) / kRows, kRows * l.size, [&](int64_t b, int64_t e) {
         for (int64_t g = b; g < e; ++g) {
           const int64_t r0 = g * kRows, rows = std::min(kRows, l.outer - r0);
-          Acc acc[kRows] = {};
-          for (int64_t j0 = 0; j0 < l.size; j0 += kLine)
-            for (int64_t r = 0; r < rows; ++r)
-              for (int64_t j = j0; j < std::min(l.size, j0 + kLine); ++j) {
-                const int64_t p = (r0 + r) * l.size + j;
-                acc[r] = wrapping_add(acc[r], static_cast<Acc>(in[p]));
-                o[p] = static_cast<T>(acc[r]);
+          const T* x = in + r0 * l.size;
+          T* y = o + r0 * l.size;
+          if (rows == kRows) {
+            Acc acc[kRows] = {};
+            for (int64_t j = 0; j < l.size; ++j)
+#pragma GCC unroll 4
+              for (int64_t r = 0; r < kRows; ++r) {
+                acc[r] = wrapping_add(acc[r], static_cast<Acc>(x[r * l.size + j]));
+                y[r * l.size + j] = static_cast<T>(acc[r]);
               }
+            continue;
+          }
+          for (int64_t r = 0; r < rows; ++r) {  // the last rows, one at a time
+            Acc acc = 0;
+            for (int64_t j = 0; j < l.size; ++j) {
+              acc = wrapping_add(acc, static_cast<Acc>(x[r * l.size + j]));
+              y[r * l.size + j] = static_cast<T>(acc);
+            }
+          }
         }
       });
       return;

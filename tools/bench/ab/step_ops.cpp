@@ -4,7 +4,7 @@
 // leaky_relu_fwd_bwd permute group_norm_fwd_bwd one_hot nll_loss_fwd_bwd sum_large conv1d
 // conv1d_fwd_bwd conv1d_grad_input conv2d_1xk conv2d_1xk_grad_input conv2d_3x3_fwd_bwd
 // depthwise_3x3_fwd_bwd depthwise_causal_fwd_bwd index_select sub_column relu_f64 div_f64
-// add_bcast_f64 softmax_f64 (float64 [1024, 1024], the row [1024]); the
+// add_bcast_f64 softmax_f64 cumsum_f64 (float64 [1024, 1024], the row [1024]); the
 // conv1d ops take their shape from STEP_CONV="N,C,W,OC,K,PAD" (default 32,64,256,64,5,2), the
 // 1 x k conv2d ones theirs from STEP_CONV2D="N,C,H,W,OC,K,PAD" (default 32,64,28,28,128,1,0), the
 // 3x3 one (padding 1) from STEP_CONV3X3="N,C,H,W,OC" (default 32,16,28,28,32);
@@ -169,6 +169,7 @@ double one(const std::string& op) {
   if (op == "relu_f64") return tg::relu(in.rows64).data<double>()[3];
   if (op == "div_f64") return tg::div(in.rows64, in.other64).data<double>()[3];
   if (op == "add_bcast_f64") return tg::add(in.rows64, in.row64).data<double>()[3];
+  if (op == "cumsum_f64") return tg::cumsum(in.rows64, 1).data<double>()[3];
   if (op == "softmax_f64") return tg::softmax(in.rows64, 1).data<double>()[3];
   if (op == "permute") return tg::permute(in.heads, {0, 2, 1, 3}).contiguous().data<float>()[3];
   std::abort();
