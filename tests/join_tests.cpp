@@ -207,6 +207,55 @@ TEST_CASE("contiguous of a permuted tensor: rows copied whole, streamed when the
   if (tg::streaming_store_min_bytes() == 1 << 20) CHECK(streamed == 4);
 }
 
+TEST_CASE("contiguous of permuted, sliced and expanded tensors with contiguous rows") {
+  // Rows of 2 items, 127551 of them: at 2 threads the split falls inside a dim, so each half
+  // starts its walk mid-way and carries. A permutation is walked in the source's order, a
+  // broadcast (stride-0) source in the result's; a slice with a step keeps the order.
+  const int64_t a = 41, b = 51, c = 61, d = 2;
+  std::vector<double> v;
+  for (int64_t i = 0; i < a * b * c * d; ++i) v.push_back(static_cast<double>(i));
+  const tg::Tensor x = tg::tensor(v, {a, b, c, d});
+  auto at = [&](int64_t i, int64_t j, int64_t k, int64_t l) {
+    return v[static_cast<size_t>(((i * b + j) * c + k) * d + l)];
+  };
+  const tg::Tensor column = tg::tensor(std::vector<double>(v.begin(), v.begin() + b * d), {b, d});
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    const int before = tg::get_num_threads();
+    tg::set_num_threads(threads);
+    const std::vector<double> p201 = values(tg::permute(x, {2, 0, 1, 3}).contiguous());
+    const std::vector<double> p120 = values(tg::permute(x, {1, 2, 0, 3}).contiguous());
+    const std::vector<double> sliced = values(x.slice(1, 1, b, 3).slice(2, 0, c, 2).contiguous());
+    const std::vector<double> expanded = values(
+        column.reshape({1, b, 1, d}).expand({a, b, c, d}).permute({0, 2, 1, 3}).contiguous());
+    tg::set_num_threads(before);
+    int64_t wrong = 0, p = 0;
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t i = 0; i < a; ++i)
+        for (int64_t j = 0; j < b; ++j)
+          for (int64_t l = 0; l < d; ++l) wrong += p201[static_cast<size_t>(p++)] != at(i, j, k, l);
+    p = 0;
+    for (int64_t j = 0; j < b; ++j)
+      for (int64_t k = 0; k < c; ++k)
+        for (int64_t i = 0; i < a; ++i)
+          for (int64_t l = 0; l < d; ++l) wrong += p120[static_cast<size_t>(p++)] != at(i, j, k, l);
+    p = 0;
+    for (int64_t i = 0; i < a; ++i)
+      for (int64_t j = 1; j < b; j += 3)
+        for (int64_t k = 0; k < c; k += 2)
+          for (int64_t l = 0; l < d; ++l)
+            wrong += sliced[static_cast<size_t>(p++)] != at(i, j, k, l);
+    REQUIRE(static_cast<size_t>(p) == sliced.size());
+    p = 0;
+    for (int64_t i = 0; i < a; ++i)
+      for (int64_t k = 0; k < c; ++k)
+        for (int64_t j = 0; j < b; ++j)
+          for (int64_t l = 0; l < d; ++l)
+            wrong += expanded[static_cast<size_t>(p++)] != at(0, 0, j, l);
+    CHECK(wrong == 0);
+  }
+}
+
 TEST_CASE("a result made from little distinct input streams only when it outgrows the cache") {
   // The two-argument rule: result plus distinct input bytes against twice the threshold. An
   // expanded row and a tensor joined with itself read little, so a result of the threshold's
