@@ -6,6 +6,7 @@
 
 #include <tapegrad/core/checked.h>
 #include <tapegrad/core/copy.h>
+#include <tapegrad/ops/random_draws.h>
 
 namespace tg {
 
@@ -29,32 +30,43 @@ Tensor full_for(const char* op, IntArrayRef shape, const Scalar& value, std::opt
 Tensor on_device(Tensor t, Device device) { return device.is_cpu() ? t : t.to(device); }
 
 // splitmix64: a small, fast, seedable generator with good statistical quality.
+// Output k after a state s is cpu::uniform_at(s, k - 1)'s bits (backends/cpu/counter_random.h),
+// which rand and randn compute in parallel.
 struct Generator {
+  static constexpr uint64_t kStep = 0x9e3779b97f4a7c15ULL;
   std::mutex mutex;
   uint64_t state = 0x853c49e6748fea9bULL;
   uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    uint64_t z = (state += kStep);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
   }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 };
 Generator& generator() {
   static Generator g;
   return g;
 }
 
-template <typename Fill>
-Tensor make_random(const char* op, IntArrayRef shape, DType dtype, Device device, Fill&& fill) {
+// A tensor of `draws_per_value` * numel draws from the global generator: the generator is
+// advanced past them under its lock, and the values are computed outside it (in parallel, each
+// from its own position in the stream: ops/random_draws.h).
+template <typename Fill> Tensor make_random(const char* op, IntArrayRef shape, DType dtype,
+                                            Device device, uint64_t draws_per_value, Fill&& fill) {
   checked::numel(op, shape, itemsize(dtype));
-  Tensor t = empty_cpu_then(shape, kFloat64, op);
-  double* d = t.data<double>();
+  const bool direct = dtype == kFloat32 || dtype == kFloat64;
+  Tensor t = empty_cpu_then(shape, direct ? dtype : kFloat64, op);
+  uint64_t state;
   {
     std::lock_guard<std::mutex> lock(generator().mutex);
-    for (int64_t i = 0; i < t.numel(); ++i) d[i] = fill(generator());
+    state = generator().state;
+    generator().state += static_cast<uint64_t>(t.numel()) * draws_per_value * Generator::kStep;
   }
-  return on_device(t.to(dtype), device);
+  if (t.dtype() == kFloat32)
+    fill(state, t.data<float>(), t.numel());
+  else
+    fill(state, t.data<double>(), t.numel());
+  return on_device(direct ? t : t.to(dtype), device);
 }
 
 template <typename T> Tensor from_vector(const std::vector<T>& data, IntArrayRef shape) {
@@ -208,15 +220,16 @@ uint64_t random_u64() {
 Tensor rand(IntArrayRef shape, DType dtype, Device device) {
   TG_CHECK(is_floating(dtype), TypeError, "rand", "dtype must be floating, got ",
            dtype_name(dtype));
-  return make_random("rand", shape, dtype, device, [](Generator& g) { return g.uniform(); });
+  return make_random("rand", shape, dtype, device, 1, [](uint64_t state, auto* out, int64_t n) {
+    cpu::uniform_draws(state, out, n);
+  });
 }
 
 Tensor randn(IntArrayRef shape, DType dtype, Device device) {
   TG_CHECK(is_floating(dtype), TypeError, "randn", "dtype must be floating, got ",
            dtype_name(dtype));
-  return make_random("randn", shape, dtype, device, [](Generator& g) {  // Box-Muller
-    double u1 = 1.0 - g.uniform(), u2 = g.uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  return make_random("randn", shape, dtype, device, 2, [](uint64_t state, auto* out, int64_t n) {
+    cpu::normal_draws(state, out, n);
   });
 }
 

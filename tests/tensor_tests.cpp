@@ -115,6 +115,71 @@ TEST_CASE("random numbers are seedable") {
   CHECK(std::abs(mean) < 0.05);
 }
 
+namespace {
+// The generator state after which the next output is `out`: splitmix64's mix step by step
+// undone (xor-shifts and odd multipliers are invertible modulo 2^64).
+uint64_t state_before_output(uint64_t out) {
+  auto unshift = [](uint64_t y, int s) {
+    uint64_t x = y;
+    for (int k = 0; k < 64 / s + 1; ++k) x = y ^ (x >> s);
+    return x;
+  };
+  auto inverse = [](uint64_t m) {
+    uint64_t x = m;  // Newton's iteration doubles the correct low bits each step
+    for (int k = 0; k < 6; ++k) x *= 2 - m * x;
+    return x;
+  };
+  uint64_t z = unshift(out, 31) * inverse(0x94d049bb133111ebULL);
+  z = unshift(z, 27) * inverse(0xbf58476d1ce4e5b9ULL);
+  return unshift(z, 30) - 0x9e3779b97f4a7c15ULL;
+}
+}  // namespace
+
+TEST_CASE("rand and randn: values from the generator's stream, the same on any thread count") {
+  // randn's value i is Box-Muller's cosine half of the stream's draws 2i and 2i + 1, rand's value
+  // i is draw i; each advances the generator by exactly the draws it used. 40000 values split
+  // into tasks across the threads.
+  const int64_t n = 40000;
+  manual_seed(9);
+  std::vector<double> u(static_cast<size_t>(2 * n + 1));
+  for (double& v : u) v = static_cast<double>(random_u64() >> 11) * 0x1.0p-53;
+  const int before = get_num_threads();
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    set_num_threads(threads);
+    manual_seed(9);
+    const std::vector<double> normal = randn({n}, kFloat64).to_vector<double>();
+    CHECK(static_cast<double>(random_u64() >> 11) * 0x1.0p-53 == u[static_cast<size_t>(2 * n)]);
+    manual_seed(9);
+    const std::vector<float> normal32 = randn({n}).to_vector<float>();
+    manual_seed(9);
+    const std::vector<double> uniform = rand({n}, kFloat64).to_vector<double>();
+    CHECK(static_cast<double>(random_u64() >> 11) * 0x1.0p-53 == u[static_cast<size_t>(n)]);
+    manual_seed(9);
+    const std::vector<float> uniform32 = rand({n}).to_vector<float>();
+    int64_t wrong = 0;
+    double worst = 0;  // in units of the value's precision (2^-52 relative)
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+      using LD = long double;
+      const double angle = 2.0 * M_PI * u[2 * i + 1];  // rounded as the kernel rounds it
+      const LD want = std::sqrt(-2 * std::log(1 - LD(u[2 * i]))) * std::cos(LD(angle));
+      worst = std::max(worst, static_cast<double>(std::fabs(normal[i] - want) /
+                                                  (std::fabs(want) * 0x1.0p-52L)));
+      wrong += normal32[i] != static_cast<float>(normal[i]);
+      wrong += uniform[i] != u[i];
+      wrong += uniform32[i] != static_cast<float>(u[i]);
+    }
+    CHECK(wrong == 0);
+    CHECK(worst < 4);  // log and cos 1 ULP each (SLEEF), the square root and product rounded
+  }
+  set_num_threads(before);
+  // A draw within 2^-25 of 1 rounds up to 1 in float32; rand gives the largest float below 1.
+  manual_seed(state_before_output(~uint64_t{0}));
+  CHECK(rand({1}, kFloat64).item<double>() == 1 - 0x1.0p-53);
+  manual_seed(state_before_output(~uint64_t{0}));
+  CHECK(rand({1}).item<float>() == 0x1.fffffep-1f);
+}
+
 TEST_CASE("type promotion follows PyTorch") {
   Tensor i32 = ones({2}, kInt32), i64 = ones({2}, kInt64), f32 = ones({2}),
          f64 = ones({2}, kFloat64);

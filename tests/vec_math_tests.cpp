@@ -39,6 +39,7 @@ LD ref_unary(vec::Unary f, LD x) {
     case vec::Unary::expm1: return std::expm1(x);
     case vec::Unary::erf: return std::erf(x);
     case vec::Unary::rsqrt: return 1 / std::sqrt(x);
+    case vec::Unary::cos: return std::cos(x);
     case vec::Unary::count: break;
   }
   return 0;
@@ -179,9 +180,9 @@ Worst worst_of(const std::vector<T>& x, const Run& run, const Ref& ref, Tail tai
 }
 
 const char* unary_name(vec::Unary f) {
-  static const char* const names[] = {"exp",      "log",       "tanh",     "sigmoid",
-                                      "gelu_erf", "gelu_tanh", "softplus", "sqrt",
-                                      "log1p",    "expm1",     "erf",      "rsqrt"};
+  static const char* const names[] = {"exp",       "log",      "tanh", "sigmoid", "gelu_erf",
+                                      "gelu_tanh", "softplus", "sqrt", "log1p",   "expm1",
+                                      "erf",       "rsqrt",    "cos"};
   static_assert(std::size(names) == static_cast<size_t>(vec::Unary::count));
   return names[static_cast<int>(f)];
 }
@@ -210,6 +211,7 @@ TEST_CASE("vec_math: max ULP error of every SLEEF kernel, every ISA this CPU run
       {1.0, 1.0},    // expm1
       {2.0, 1.5},    // erf (1.1 with FMA; SSE2's float32 at subnormal x 1.8, float64 1.08)
       {1.5, 1.5},    // rsqrt (two correctly rounded steps)
+      {1.0, 1.0},    // cos
   };
   static_assert(std::size(unary_bound) == static_cast<size_t>(vec::Unary::count));
   for (const vec::Isa* isa : isas) {

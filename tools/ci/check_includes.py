@@ -31,6 +31,7 @@ generated-api | generated/tensor.h generated/functions.h               | core
               | generated/kernels.h                                    |
 ops           | ops                                                    | core generated-api
 backends      | backends                                               | core ops/factories.h
+              |                                                        | ops/random_draws.h
               |                                  | generated/tensor.h generated/kernels.h
 autograd      | autograd generated/ops.cpp generated/autograd.cpp      | core generated-api ops
               | generated/registry.cpp generated/ops_internal.h        |

@@ -28,6 +28,7 @@ enum class Unary : int {
   expm1,  // exp(x) - 1
   erf,
   rsqrt,  // 1 / sqrt(x)
+  cos,    // randn's Box-Muller angle (backends/cpu/random_draws.cpp); no cos op yet
   count
 };
 

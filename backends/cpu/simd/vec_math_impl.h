@@ -107,6 +107,9 @@ struct Log {
 struct Tanh {
   template <class V> static typename V::Vec f(typename V::Vec x) { return V::tanh(x); }
 };
+struct Cos {
+  template <class V> static typename V::Vec f(typename V::Vec x) { return V::cos(x); }
+};
 struct Sqrt {
   template <class V> static typename V::Vec f(typename V::Vec x) { return V::sqrt(x); }
 };
@@ -346,13 +349,13 @@ struct GeluTanhGrad {
 };
 
 template <class V> Kernels<typename V::T> kernels() {
-  static_assert(static_cast<int>(Unary::count) == 12 && static_cast<int>(Grad::count) == 2 &&
+  static_assert(static_cast<int>(Unary::count) == 13 && static_cast<int>(Grad::count) == 2 &&
                     static_cast<int>(BinaryMath::count) == 1,
                 "the tables below list every function of vec_math.h in its enum's order");
   return {{&unary_loop<V, Exp>, &unary_loop<V, Log>, &unary_loop<V, Tanh>, &unary_loop<V, Sigmoid>,
            &unary_loop<V, GeluErf>, &unary_loop<V, GeluTanh>, &unary_loop<V, Softplus>,
            &unary_loop<V, Sqrt>, &unary_loop<V, Log1p>, &unary_loop<V, Expm1>, &unary_loop<V, Erf>,
-           &unary_loop<V, Rsqrt>},
+           &unary_loop<V, Rsqrt>, &unary_loop<V, Cos>},
           {&binary_loop<V, GeluErfGrad>, &binary_loop<V, GeluTanhGrad>},
           {&binary_loop<V, Pow>},
           {&binary_scalar_loop<V, Pow>}};
@@ -386,6 +389,7 @@ template <class V> Kernels<typename V::T> kernels() {
     static Vec erf(Vec x) { return Sleef_erf##lanes##_u10##isa(x); }           \
     static Vec pow(Vec x, Vec y) { return Sleef_pow##lanes##_u10##isa(x, y); } \
     static Vec tanh(Vec x) { return Sleef_tanh##lanes##_u10##isa(x); }         \
+    static Vec cos(Vec x) { return Sleef_cos##lanes##_u10##isa(x); }           \
     static Vec erfc(Vec x) { return Sleef_erfc##lanes##_u15##isa(x); }         \
     static Vec sqrt(Vec x) { return sqrt_(x); }                                \
     static Vec fabs(Vec x) { return impl::clear_sign(x); }                     \
