@@ -2,8 +2,8 @@
 // Everyday ops beyond the issue-14 table, found slow by a side-by-side sweep (twenty-second
 // session, docs/PERFORMANCE.md): a running sum along rows, max with indices, a product, topk, a
 // select by mask, and the permuted copy of attention's head split; and a full sort along rows
-// (twenty-fourth session). Each reads a [4096, 1024]
-// float32 tensor (or 1<<22 values, or attention's [32, 128, 12, 64]) once.
+// (twenty-fourth session); random draws, rand and randn of [1024, 1024] (twenty-ninth). Each
+// reads a [4096, 1024] float32 tensor (or 1<<22 values, or attention's [32, 128, 12, 64]) once.
 #include <vector>
 
 #include "cases_common.h"
@@ -47,6 +47,13 @@ template <class L> void permute_heads(benchmark::State& state) {
   set_bytes(state, 2 * kF32 * 32 * 128 * 12 * 64);
 }
 
+// A [1024, 1024] float32 tensor of random draws (weight initialisation): writes 4 MiB.
+template <class L, bool normal> void random_draws(benchmark::State& state) {
+  L::seed(0);
+  for (auto _ : state) keep(normal ? L::randn({1024, 1024}) : L::rand({1024, 1024}));
+  set_bytes(state, kF32 * 1024 * 1024);
+}
+
 template <class L> std::vector<Case> cases() {
   return {
       {"cumsum_dim1_4096x1024_f32", along_rows<L, Row::cumsum>, kMs},
@@ -56,6 +63,8 @@ template <class L> std::vector<Case> cases() {
       {"sort_dim1_4096x1024_f32", along_rows<L, Row::sort>, kMs},
       {"where_random_mask_1<<22_f32", where_random_mask<L>, kMs},
       {"permute_0213_contiguous_32x128x12x64_f32", permute_heads<L>, kMs},
+      {"rand_1024x1024_f32", random_draws<L, false>, kMs},
+      {"randn_1024x1024_f32", random_draws<L, true>, kMs},
   };
 }
 
