@@ -486,16 +486,29 @@ void cpu_copy(const TensorBase& dst, const TensorBase& src) {
     });
     return;
   }
-  if (dst.dtype() == src.dtype() && dst.dim() == 2 && dst.is_contiguous() && src_strides[0] == 1 &&
-      src_strides[1] >= dst.size(0) && dst.size(1) > 1 && n >= 4096) {
-    const int64_t rows = dst.size(0), cols = dst.size(1), ld = src_strides[1];
+  // A transposed matrix, or a batch of them ([B, R, C] from strides (sb, 1, ld): a 3-d tensor's
+  // transpose(1, 2)): the tiled transpose per matrix, the threads splitting the batch. Matrices
+  // under 1024 items take the general walk below (a call per tiny matrix would cost more).
+  const int64_t nd = dst.dim();
+  if (dst.dtype() == src.dtype() && (nd == 2 || nd == 3) && dst.is_contiguous() &&
+      src_strides[nd - 2] == 1 && src_strides[nd - 1] >= dst.size(nd - 2) && dst.size(nd - 1) > 1 &&
+      n >= 4096 && dst.size(nd - 2) * dst.size(nd - 1) >= 1024) {
+    const int64_t rows = dst.size(nd - 2), cols = dst.size(nd - 1), ld = src_strides[nd - 1];
+    const int64_t batches = nd == 3 ? dst.size(0) : 1, batch_step = nd == 3 ? src_strides[0] : 0;
+    auto each_matrix = [&](auto* d, const auto* s) {
+      parallel_for(0, batches, std::max<int64_t>(1, kElementwiseGrain / (rows * cols)),
+                   [&](int64_t b, int64_t e) {
+                     for (int64_t k = b; k < e; ++k)
+                       transpose_copy(d + k * rows * cols, s + k * batch_step, rows, cols, ld);
+                   });
+    };
     switch (itemsize(dst.dtype())) {
       case 4:
-        return transpose_copy(static_cast<uint32_t*>(dst.data_ptr()),
-                              static_cast<const uint32_t*>(src.data_ptr()), rows, cols, ld);
+        return each_matrix(static_cast<uint32_t*>(dst.data_ptr()),
+                           static_cast<const uint32_t*>(src.data_ptr()));
       case 8:
-        return transpose_copy(static_cast<uint64_t*>(dst.data_ptr()),
-                              static_cast<const uint64_t*>(src.data_ptr()), rows, cols, ld);
+        return each_matrix(static_cast<uint64_t*>(dst.data_ptr()),
+                           static_cast<const uint64_t*>(src.data_ptr()));
       default: break;
     }
   }

@@ -2,6 +2,7 @@
 // chains of views checked against hand-computed values.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -276,6 +277,38 @@ TEST_CASE("contiguous of a transposed matrix: every item in place, ragged edges,
         for (int64_t j = 0; j < cols; ++j)
           wrong += p[i * cols + j] != static_cast<double>(j * ld + i);
       CHECK(wrong == 0);
+    }
+  }
+}
+
+TEST_CASE(
+    "contiguous of a batch of transposed matrices: each matrix in place, threads split the batch") {
+  // x = base.transpose(1, 2) with base [B, C, ld] narrowed to R columns: x[b, i, j] =
+  // b * C * ld + j * ld + i. Matrices of 1024 items and more take the tiled transpose, one per
+  // matrix; [40, 4, 300] (1200 items) and [3, 33, 40]; [200, 3, 5] (15 items) the general walk.
+  const std::vector<std::array<int64_t, 3>> sizes = {{40, 4, 300}, {3, 33, 40}, {200, 3, 5}};
+  for (auto dtype : {tg::kFloat32, tg::kInt64}) {
+    for (int threads : {1, 2}) {
+      for (const auto& [batches, rows, cols] : sizes) {
+        const int64_t ld = rows + 2;
+        CAPTURE(batches);
+        CAPTURE(rows);
+        CAPTURE(threads);
+        const int before = tg::get_num_threads();
+        tg::set_num_threads(threads);
+        Tensor base = iota(batches * cols * ld, {batches, cols, ld}).to_dtype(dtype);
+        Tensor x = base.narrow(2, 0, rows).transpose(1, 2);
+        REQUIRE(x.strides() == Shape{cols * ld, 1, ld});
+        Tensor y = x.contiguous().to_dtype(tg::kFloat64);
+        tg::set_num_threads(before);
+        const double* p = y.data<double>();
+        int64_t wrong = 0;
+        for (int64_t b = 0; b < batches; ++b)
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j)
+              wrong += p[(b * rows + i) * cols + j] != static_cast<double>((b * cols + j) * ld + i);
+        CHECK(wrong == 0);
+      }
     }
   }
 }
