@@ -238,12 +238,15 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef shape, DType dtype, Device
            ")");
   checked::numel("randint", shape, itemsize(dtype));
   Tensor t = empty_cpu_then(shape, kInt64, "randint");
-  uint64_t span = static_cast<uint64_t>(high - low);
+  uint64_t state;
   {
     std::lock_guard<std::mutex> lock(generator().mutex);
-    for (int64_t i = 0; i < t.numel(); ++i)
-      t.data<int64_t>()[i] = low + static_cast<int64_t>(generator().next() % span);
+    state = generator().state;
+    generator().state += static_cast<uint64_t>(t.numel()) * Generator::kStep;
   }
+  // high - low as unsigned: exact even where the signed difference overflows
+  const uint64_t span = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+  cpu::integer_draws(state, low, span, t.data<int64_t>(), t.numel());
   return on_device(t.to(dtype), device);
 }
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <sstream>
 
 #include <tapegrad/tapegrad.h>
@@ -178,6 +179,38 @@ TEST_CASE("rand and randn: values from the generator's stream, the same on any t
   CHECK(rand({1}, kFloat64).item<double>() == 1 - 0x1.0p-53);
   manual_seed(state_before_output(~uint64_t{0}));
   CHECK(rand({1}).item<float>() == 0x1.fffffep-1f);
+}
+
+TEST_CASE("randint: low + the stream's draw % (high - low), without a division, any thread count") {
+  // Spans from 1 to past 2^63 (where low + r overflows in signed arithmetic) and ones whose
+  // quotient estimate is often short, against the plain remainder of each draw.
+  const int64_t n = 70000;  // split into tasks across the threads
+  const int64_t kMin = std::numeric_limits<int64_t>::min(),
+                kMax = std::numeric_limits<int64_t>::max();
+  const std::vector<std::pair<int64_t, int64_t>> ranges = {
+      {0, 1},       {-5, 5},   {0, 1000}, {3, 1 << 30}, {0, (int64_t{1} << 62) + 12345},
+      {kMin, kMax}, {-7, kMax}};
+  manual_seed(21);
+  std::vector<uint64_t> raw(static_cast<size_t>(n + 1));
+  for (uint64_t& r : raw) r = random_u64();
+  const int before = get_num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const auto& [low, high] : ranges) {
+      CAPTURE(threads);
+      CAPTURE(low);
+      CAPTURE(high);
+      manual_seed(21);
+      const std::vector<int64_t> got = randint(low, high, {n}).to_vector<int64_t>();
+      CHECK(random_u64() == raw[static_cast<size_t>(n)]);  // n draws used
+      const uint64_t span = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+      int64_t wrong = 0;
+      for (size_t i = 0; i < got.size(); ++i)
+        wrong += got[i] != static_cast<int64_t>(static_cast<uint64_t>(low) + raw[i] % span);
+      CHECK(wrong == 0);
+    }
+  }
+  set_num_threads(before);
 }
 
 TEST_CASE("type promotion follows PyTorch") {

@@ -1,5 +1,5 @@
-// rand's and randn's values (ops/random_draws.h): blocks of draws across the thread pool, the
-// logarithm and cosine of a block in SLEEF's float64 kernels (1 ULP each, vec_math.h).
+// rand's, randn's and randint's values (ops/random_draws.h): blocks of draws across the thread
+// pool, the logarithm and cosine of a block in SLEEF's float64 kernels (1 ULP each, vec_math.h).
 #include <tapegrad/ops/random_draws.h>
 
 #include <algorithm>
@@ -52,6 +52,25 @@ template <typename T> void normals(uint64_t state, T* out, int64_t n) {
 }
 
 }  // namespace
+
+// x % span without a division (a 64-bit one took most of a draw's time): the quotient from the
+// high half of x * floor((2^64 - 1) / span), which is at most 2 short of x / span's, then the
+// remainder corrected. low + r in unsigned arithmetic: with a span past 2^63 the signed sum
+// would overflow on the way to a value in [low, high).
+void integer_draws(uint64_t state, int64_t low, uint64_t span, int64_t* out, int64_t n) {
+  const uint64_t inverse = ~uint64_t{0} / span;
+  parallel_for(0, n, kGrain * 4, [=](int64_t b, int64_t e) {  // by value: kept in registers
+    for (int64_t i = b; i < e; ++i) {
+      const uint64_t x = bits_at(state, static_cast<uint64_t>(i));
+      const auto q = static_cast<uint64_t>((static_cast<unsigned __int128>(x) * inverse) >> 64);
+      uint64_t r = x - q * span;
+      // masks, not branches: a quarter of the draws need a correction, unpredictably
+      r -= span & (uint64_t{0} - static_cast<uint64_t>(r >= span));
+      r -= span & (uint64_t{0} - static_cast<uint64_t>(r >= span));
+      out[i] = static_cast<int64_t>(static_cast<uint64_t>(low) + r);  // in [low, high)
+    }
+  });
+}
 
 void uniform_draws(uint64_t state, double* out, int64_t n) { uniforms(state, out, n); }
 void uniform_draws(uint64_t state, float* out, int64_t n) { uniforms(state, out, n); }
