@@ -196,7 +196,8 @@ TEST_CASE("randint: low + the stream's draw % (high - low), without a division, 
   const int before = get_num_threads();
   for (int threads : {1, 2}) {
     set_num_threads(threads);
-    for (const auto& [low, high] : ranges) {
+    for (const auto& range : ranges) {
+      const int64_t low = range.first, high = range.second;
       CAPTURE(threads);
       CAPTURE(low);
       CAPTURE(high);

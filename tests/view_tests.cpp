@@ -289,7 +289,8 @@ TEST_CASE(
   const std::vector<std::array<int64_t, 3>> sizes = {{40, 4, 300}, {3, 33, 40}, {200, 3, 5}};
   for (auto dtype : {tg::kFloat32, tg::kInt64}) {
     for (int threads : {1, 2}) {
-      for (const auto& [batches, rows, cols] : sizes) {
+      for (const auto& size : sizes) {
+        const int64_t batches = size[0], rows = size[1], cols = size[2];
         const int64_t ld = rows + 2;
         CAPTURE(batches);
         CAPTURE(rows);
