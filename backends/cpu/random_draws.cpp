@@ -14,25 +14,25 @@ namespace tg::cpu {
 
 namespace {
 
-constexpr int64_t kBlock = 256;      // draws per step: fits the stack, feeds whole vectors
-constexpr int64_t kGrain = 1 << 14;  // values per task: a normal costs about 10 ns
+constexpr int64_t kDrawBlock = 256;      // draws per step: fits the stack, feeds whole vectors
+constexpr int64_t kDrawGrain = 1 << 14;  // values per task: a normal costs about 10 ns
 
 // A float32 draw is the float64 one rounded, except that the draws within 2^-25 of 1 (which
 // round up to 1) take the largest float below 1: U[0, 1) excludes 1.
-template <typename T> void uniforms(uint64_t state, T* out, int64_t n) {
+template <typename T> void fill_uniforms(uint64_t state, T* out, int64_t n) {
   constexpr T kBelowOne = T(1) - std::numeric_limits<T>::epsilon() / 2;
-  parallel_for(0, n, kGrain * 4, [&](int64_t b, int64_t e) {
+  parallel_for(0, n, kDrawGrain * 4, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i)
       out[i] = std::min(static_cast<T>(uniform_at(state, static_cast<uint64_t>(i))), kBelowOne);
   });
 }
 
-template <typename T> void normals(uint64_t state, T* out, int64_t n) {
+template <typename T> void fill_normals(uint64_t state, T* out, int64_t n) {
   const vec::Isa* isa = vec::best();
-  parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
-    double radius[kBlock], angle[kBlock];
-    for (int64_t i0 = b; i0 < e; i0 += kBlock) {
-      const int64_t m = std::min(kBlock, e - i0);
+  parallel_for(0, n, kDrawGrain, [&](int64_t b, int64_t e) {
+    double radius[kDrawBlock], angle[kDrawBlock];
+    for (int64_t i0 = b; i0 < e; i0 += kDrawBlock) {
+      const int64_t m = std::min(kDrawBlock, e - i0);
       for (int64_t j = 0; j < m; ++j) {
         const auto k = static_cast<uint64_t>(i0 + j) * 2;
         radius[j] = 1.0 - uniform_at(state, k);  // in (0, 1]: its log is finite
@@ -59,7 +59,7 @@ template <typename T> void normals(uint64_t state, T* out, int64_t n) {
 // would overflow on the way to a value in [low, high).
 void integer_draws(uint64_t state, int64_t low, uint64_t span, int64_t* out, int64_t n) {
   const uint64_t inverse = ~uint64_t{0} / span;
-  parallel_for(0, n, kGrain * 4, [=](int64_t b, int64_t e) {  // by value: kept in registers
+  parallel_for(0, n, kDrawGrain * 4, [=](int64_t b, int64_t e) {  // by value: kept in registers
     for (int64_t i = b; i < e; ++i) {
       const uint64_t x = bits_at(state, static_cast<uint64_t>(i));
       const auto q = static_cast<uint64_t>((static_cast<unsigned __int128>(x) * inverse) >> 64);
@@ -72,9 +72,9 @@ void integer_draws(uint64_t state, int64_t low, uint64_t span, int64_t* out, int
   });
 }
 
-void uniform_draws(uint64_t state, double* out, int64_t n) { uniforms(state, out, n); }
-void uniform_draws(uint64_t state, float* out, int64_t n) { uniforms(state, out, n); }
-void normal_draws(uint64_t state, double* out, int64_t n) { normals(state, out, n); }
-void normal_draws(uint64_t state, float* out, int64_t n) { normals(state, out, n); }
+void uniform_draws(uint64_t state, double* out, int64_t n) { fill_uniforms(state, out, n); }
+void uniform_draws(uint64_t state, float* out, int64_t n) { fill_uniforms(state, out, n); }
+void normal_draws(uint64_t state, double* out, int64_t n) { fill_normals(state, out, n); }
+void normal_draws(uint64_t state, float* out, int64_t n) { fill_normals(state, out, n); }
 
 }  // namespace tg::cpu
