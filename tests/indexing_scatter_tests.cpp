@@ -43,6 +43,40 @@ TEST_CASE("index_select picks slices, duplicates included - grad adds back") {
   CHECK(values(tg::index_select(x, -1, idx({1}))) == Vec{2, 4, 6});
 }
 
+TEST_CASE("index_select along the last dim: rows gathered four at a time, any layout and threads") {
+  // One index shared by every row: checked once, then 4 rows per step and the last rows (here 3 of
+  // 2 * 5 * 7 = 70, or 2 of each half at 2 threads) one at a time; self transposed, so its rows
+  // are not contiguous; int32 indices; an index out of range raises and changes nothing.
+  const int64_t a = 2, b = 5, c = 7, m = 9;
+  Vec v;
+  for (int64_t i = 0; i < a * b * c * m; ++i) v.push_back(static_cast<double>(i));
+  const tg::Tensor base = tg::tensor(v, {a, c, b, m});  // base[i, k, j, l]
+  const tg::Tensor x = base.transpose(1, 2);            // x[i, j, k, l] = base[i, k, j, l]
+  const std::vector<int64_t> pick = {8, 0, 3, 3, 7, 1, 8, 2, 5, 0, 4};
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    const int before = tg::get_num_threads();
+    tg::set_num_threads(threads);
+    const Vec got = values(tg::index_select(x, 3, idx(pick)));
+    const Vec got32 = values(tg::index_select(x, -1, idx(pick).to_dtype(tg::kInt32)));
+    tg::set_num_threads(before);
+    int64_t wrong = 0, p = 0;
+    for (int64_t i = 0; i < a; ++i)
+      for (int64_t j = 0; j < b; ++j)
+        for (int64_t k = 0; k < c; ++k)
+          for (int64_t l : pick) {
+            const double want = v[static_cast<size_t>(((i * c + k) * b + j) * m + l)];
+            wrong +=
+                (got[static_cast<size_t>(p)] != want) + (got32[static_cast<size_t>(p)] != want);
+            ++p;
+          }
+    CHECK(p == static_cast<int64_t>(got.size()));
+    CHECK(wrong == 0);
+  }
+  CHECK(error_of([&] { tg::index_select(x, 3, idx({0, 9})); }).find("[index_select]") == 0);
+  CHECK(error_of([&] { tg::index_select(x, 3, idx({-1, 2})); }).find("[index_select]") == 0);
+}
+
 TEST_CASE("index_add scales by alpha and accumulates duplicates") {
   tg::Tensor self = leaf({1, 1, 1, 1, 1, 1}, {3, 2});
   tg::Tensor source = leaf({1, 2, 3, 4, 5, 6}, {3, 2});
