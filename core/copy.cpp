@@ -395,12 +395,12 @@ namespace {
 // A copy between two tensors of one dtype whose rows (innermost dim) are contiguous on both
 // sides, dst contiguous: a permuted tensor's contiguous(), e.g. attention's head split. Each row
 // is one memcpy (glibc's, whose widest stores keep more of a row in flight than the compiler's
-// 16-byte moves), the rows of the next-to-last dim in a loop of their own: the general walk's
-// carry per row took 0.25 ms of a 16-byte-row head split's 0.5. A result that streams
-// (streaming_stores_for) is written in its own order, so its lines fill whole. Otherwise the
-// rows go in the source's order where the source is a permutation (no broadcast dim), reads in
-// sequence and writes scattered: the 256-byte rows of [32, 128, 12, 64].permute(0, 2, 1, 3)
-// took 0.75 of the time in dst's order, from memory, and the same in cache.
+// 16-byte moves), the rows of the next-to-last dim in a loop of their own (for_each_run over the
+// outer dims): the walk's carry per row took 0.25 ms of a 16-byte-row head split's 0.5. A result
+// that streams (streaming_stores_for) is written in its own order, so its lines fill whole.
+// Otherwise the rows go in the source's order where the source is a permutation (no broadcast dim),
+// reads in sequence and writes scattered: the 256-byte rows of [32, 128, 12, 64].permute(0, 2, 1,
+// 3) took 0.75 of the time in dst's order, from memory, and the same in cache.
 void copy_contiguous_rows(const TensorBase& dst, const TensorBase& src, const Shape& src_strides) {
   const int64_t n = dst.numel();
   if (n == 0) return;
@@ -427,25 +427,11 @@ void copy_contiguous_rows(const TensorBase& dst, const TensorBase& src, const Sh
   const auto row_bytes = static_cast<size_t>(dst.shape().back() * item);
   const int64_t rows = n / dst.shape().back();
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / dst.shape().back());
-  if (outer == 0) {  // one row
-    copy_bytes(d, s, row_bytes, stream);
-    if (stream) stream_fence();
-    return;
-  }
+  // The walk over the outer dims gives runs of rows along the next-to-last one (a single row
+  // when there is none).
+  const int64_t dstep = outer ? dst_step.back() : 0, sstep = outer ? src_step.back() : 0;
   parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
-    // Row b's index along each outer dim, and its offsets.
-    Shape idx(outer);
-    int64_t od = 0, os = 0;
-    for (size_t k = outer, rem = static_cast<size_t>(b); k-- > 0;) {
-      idx[k] = static_cast<int64_t>(rem % static_cast<size_t>(shape[k]));
-      rem /= static_cast<size_t>(shape[k]);
-      od += idx[k] * dst_step[k];
-      os += idx[k] * src_step[k];
-    }
-    const size_t inner = outer - 1;  // the next-to-last dim of the walk
-    const int64_t len = shape[inner], dstep = dst_step[inner], sstep = src_step[inner];
-    for (int64_t r = b; r < e;) {
-      const int64_t count = std::min(len - idx[inner], e - r);
+    for_each_run(shape, dst_step, src_step, b, e, [&](int64_t od, int64_t os, int64_t count) {
       if (stream) {
         for (int64_t j = 0; j < count; ++j)
           copy_bytes(d + od + j * dstep, s + os + j * sstep, row_bytes, true);
@@ -453,21 +439,7 @@ void copy_contiguous_rows(const TensorBase& dst, const TensorBase& src, const Sh
         for (int64_t j = 0; j < count; ++j)
           std::memcpy(d + od + j * dstep, s + os + j * sstep, row_bytes);
       }
-      r += count;
-      if (r >= e) break;
-      // At the end of the inner dim: back to its start, then carry outwards.
-      od -= idx[inner] * dstep;
-      os -= idx[inner] * sstep;
-      idx[inner] = 0;
-      for (size_t k = inner; k-- > 0;) {
-        od += dst_step[k];
-        os += src_step[k];
-        if (++idx[k] < shape[k]) break;
-        od -= dst_step[k] * shape[k];
-        os -= src_step[k] * shape[k];
-        idx[k] = 0;
-      }
-    }
+    });
     if (stream) stream_fence();
   });
 }
