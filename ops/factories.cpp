@@ -42,6 +42,14 @@ struct Generator {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
   }
+  // The state before the next `draws` outputs, which it then skips: a call computes those draws
+  // outside the lock.
+  uint64_t reserve(uint64_t draws) {
+    std::lock_guard<std::mutex> lock(mutex);
+    const uint64_t start = state;
+    state += draws * kStep;
+    return start;
+  }
 };
 Generator& generator() {
   static Generator g;
@@ -56,12 +64,7 @@ template <typename Fill> Tensor make_random(const char* op, IntArrayRef shape, D
   checked::numel(op, shape, itemsize(dtype));
   const bool direct = dtype == kFloat32 || dtype == kFloat64;
   Tensor t = empty_cpu_then(shape, direct ? dtype : kFloat64, op);
-  uint64_t state;
-  {
-    std::lock_guard<std::mutex> lock(generator().mutex);
-    state = generator().state;
-    generator().state += static_cast<uint64_t>(t.numel()) * draws_per_value * Generator::kStep;
-  }
+  const uint64_t state = generator().reserve(static_cast<uint64_t>(t.numel()) * draws_per_value);
   if (t.dtype() == kFloat32)
     fill(state, t.data<float>(), t.numel());
   else
@@ -238,12 +241,7 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef shape, DType dtype, Device
            ")");
   checked::numel("randint", shape, itemsize(dtype));
   Tensor t = empty_cpu_then(shape, kInt64, "randint");
-  uint64_t state;
-  {
-    std::lock_guard<std::mutex> lock(generator().mutex);
-    state = generator().state;
-    generator().state += static_cast<uint64_t>(t.numel()) * Generator::kStep;
-  }
+  const uint64_t state = generator().reserve(static_cast<uint64_t>(t.numel()));
   // high - low as unsigned: exact even where the signed difference overflows
   const uint64_t span = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
   cpu::integer_draws(state, low, span, t.data<int64_t>(), t.numel());
